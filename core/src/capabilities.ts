@@ -1,0 +1,86 @@
+import type { ChatRequest } from "./types/chat.ts";
+import { invalidRequest } from "./errors.ts";
+
+/** Every feature a model may or may not have (contract §6). */
+export const CAPABILITY_NAMES = [
+  "chat",
+  "streaming",
+  "tools",
+  "parallel_tool_calls",
+  "vision",
+  "json_mode",
+  "json_schema",
+  "logprobs",
+  "n",
+  "audio",
+  "reasoning_effort",
+  "images",
+  "responses",
+] as const;
+
+export type Capability = (typeof CAPABILITY_NAMES)[number];
+export type Capabilities = Record<Capability, boolean>;
+
+/** What a model has when neither its plugin nor the config says otherwise: plain chat only. */
+export const BASE_CAPABILITIES: Readonly<Capabilities> = Object.freeze({
+  chat: true,
+  streaming: true,
+  tools: false,
+  parallel_tool_calls: false,
+  vision: false,
+  json_mode: false,
+  json_schema: false,
+  logprobs: false,
+  n: false,
+  audio: false,
+  reasoning_effort: false,
+  images: false,
+  responses: false,
+});
+
+/** Layers capability maps; later layers win. Used once per model at start-up. */
+export function mergeCapabilities(...layers: Array<Partial<Capabilities> | undefined>): Capabilities {
+  return Object.assign({ ...BASE_CAPABILITIES }, ...layers.filter(Boolean));
+}
+
+function hasImagePart(request: ChatRequest): boolean {
+  for (const message of request.messages) {
+    if (!Array.isArray(message.content)) continue;
+    for (const part of message.content) if (part.type === "image_url") return true;
+  }
+  return false;
+}
+
+/** The chat request features that need a capability, with the request field that names each. */
+const CHAT_FEATURES: ReadonlyArray<{ capability: Capability; param: string; feature: string; uses: (r: ChatRequest) => boolean }> = [
+  { capability: "chat", param: "model", feature: "chat completions", uses: () => true },
+  { capability: "streaming", param: "stream", feature: "streaming", uses: (r) => r.stream === true },
+  { capability: "tools", param: "tools", feature: "tools", uses: (r) => (r.tools?.length ?? 0) > 0 },
+  { capability: "parallel_tool_calls", param: "parallel_tool_calls", feature: "parallel tool calls", uses: (r) => r.parallel_tool_calls === true },
+  { capability: "vision", param: "messages", feature: "image inputs (vision)", uses: hasImagePart },
+  { capability: "json_mode", param: "response_format", feature: "response_format json_object", uses: (r) => r.response_format?.type === "json_object" },
+  { capability: "json_schema", param: "response_format", feature: "response_format json_schema", uses: (r) => r.response_format?.type === "json_schema" },
+  { capability: "logprobs", param: "logprobs", feature: "logprobs", uses: (r) => r.logprobs === true },
+  { capability: "n", param: "n", feature: "more than one choice (n > 1)", uses: (r) => (r.n ?? 1) > 1 },
+  { capability: "audio", param: "modalities", feature: "audio", uses: (r) => r.audio != null || (r.modalities?.includes("audio") ?? false) },
+  { capability: "reasoning_effort", param: "reasoning_effort", feature: "reasoning_effort", uses: (r) => r.reasoning_effort != null },
+];
+
+/**
+ * The one capability check for chat requests (contract §6). Throws 400 `unsupported_feature`
+ * naming the first request field the model cannot serve.
+ */
+export function assertChatCapabilities(request: ChatRequest, capabilities: Capabilities, modelName: string): void {
+  for (const { capability, param, feature, uses } of CHAT_FEATURES) {
+    if (!capabilities[capability] && uses(request)) {
+      throw invalidRequest(`Model '${modelName}' does not support ${feature}`, { code: "unsupported_feature", param });
+    }
+  }
+}
+
+/** The same check for endpoints that need a single capability (images, responses). */
+export function assertCapability(capabilities: Capabilities, capability: Capability, modelName: string, param = "model"): void {
+  if (!capabilities[capability]) {
+    throw invalidRequest(`Model '${modelName}' does not support ${capability}`, { code: "unsupported_feature", param });
+  }
+}

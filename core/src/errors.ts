@@ -1,0 +1,158 @@
+/**
+ * The one error module (contract §7): every error reply of every endpoint is made here, in the
+ * envelope `{"error": {"message", "type", "code", "param"}}`.
+ */
+
+export type ErrorType = "invalid_request_error" | "api_error" | "rate_limit_error";
+
+export interface ErrorEnvelope {
+  error: { message: string; type: ErrorType; code: string | null; param: string | null };
+}
+
+export interface ModelmuxErrorInit {
+  status: number;
+  type: ErrorType;
+  code: string | null;
+  param?: string | null;
+  /** Extra reply headers, e.g. `retry-after` or `allow`. */
+  headers?: Record<string, string>;
+  cause?: unknown;
+}
+
+/** An error with a known status and envelope. Anything else that is thrown is a bug: a 500. */
+export class ModelmuxError extends Error {
+  readonly status: number;
+  readonly type: ErrorType;
+  readonly code: string | null;
+  readonly param: string | null;
+  readonly headers: Record<string, string> | undefined;
+
+  constructor(message: string, init: ModelmuxErrorInit) {
+    super(message, init.cause === undefined ? undefined : { cause: init.cause });
+    this.name = "ModelmuxError";
+    this.status = init.status;
+    this.type = init.type;
+    this.code = init.code;
+    this.param = init.param ?? null;
+    this.headers = init.headers;
+  }
+
+  toEnvelope(): ErrorEnvelope {
+    return { error: { message: this.message, type: this.type, code: this.code, param: this.param } };
+  }
+}
+
+/** 400 `invalid_request_error`: a body that fails the schema, or a capability check. */
+export function invalidRequest(message: string, opts: { code?: string; param?: string | null } = {}): ModelmuxError {
+  return new ModelmuxError(message, { status: 400, type: "invalid_request_error", code: opts.code ?? "invalid_value", param: opts.param });
+}
+
+/** 401 for a missing, malformed or unknown credential. The message never echoes the key. */
+export function invalidApiKey(message = "Invalid API key. Send 'Authorization: Bearer <key>' with a key configured in auth.api_keys."): ModelmuxError {
+  return new ModelmuxError(message, { status: 401, type: "api_error", code: "invalid_api_key" });
+}
+
+/** 404 for a model name that is neither `provider/model` of a configured model nor an alias. */
+export function modelNotFound(model: string): ModelmuxError {
+  return new ModelmuxError(
+    `The model '${model}' does not exist. Name a configured model as 'provider/model' or by an alias; GET /v1/models lists them.`,
+    { status: 404, type: "invalid_request_error", code: "model_not_found", param: "model" },
+  );
+}
+
+/** 404 for an unknown route or an unknown stored object. */
+export function notFound(message: string): ModelmuxError {
+  return new ModelmuxError(message, { status: 404, type: "invalid_request_error", code: "not_found" });
+}
+
+export function methodNotAllowed(method: string, path: string, allowed: readonly string[]): ModelmuxError {
+  return new ModelmuxError(`Method ${method} is not allowed on ${path}. Allowed: ${allowed.join(", ")}.`, {
+    status: 405,
+    type: "invalid_request_error",
+    code: "method_not_allowed",
+    headers: { allow: allowed.join(", ") },
+  });
+}
+
+export function bodyTooLarge(limitBytes: number): ModelmuxError {
+  return new ModelmuxError(`Request body is larger than the limit of ${limitBytes} bytes (server.body_limit).`, {
+    status: 413,
+    type: "invalid_request_error",
+    code: "body_too_large",
+  });
+}
+
+export function unsupportedMediaType(contentType: string | null): ModelmuxError {
+  return new ModelmuxError(
+    `Content-Type must be application/json${contentType ? `, got '${contentType}'` : " and none was sent"}.`,
+    { status: 415, type: "invalid_request_error", code: "unsupported_media_type" },
+  );
+}
+
+export function rateLimited(message: string, retryAfterSeconds: number, headers: Record<string, string> = {}): ModelmuxError {
+  return new ModelmuxError(message, {
+    status: 429,
+    type: "rate_limit_error",
+    code: "rate_limit_exceeded",
+    headers: { ...headers, "retry-after": String(Math.max(1, Math.ceil(retryAfterSeconds))) },
+  });
+}
+
+/** 502: the provider failed, or sent something that cannot be read. */
+export function upstreamError(message: string, cause?: unknown): ModelmuxError {
+  return new ModelmuxError(message, { status: 502, type: "api_error", code: "upstream_error", cause });
+}
+
+/** 504: the provider exceeded its `timeout`. */
+export function upstreamTimeout(provider: string, timeoutMs: number): ModelmuxError {
+  return new ModelmuxError(`Provider '${provider}' did not answer within its timeout of ${timeoutMs / 1000}s.`, {
+    status: 504,
+    type: "api_error",
+    code: "upstream_timeout",
+  });
+}
+
+/** 500 for a bug. The message says so; the cause is logged, never sent. */
+export function internalError(cause?: unknown): ModelmuxError {
+  return new ModelmuxError("Internal error in modelmux. This is a bug; the request id identifies it in the router's log.", {
+    status: 500,
+    type: "api_error",
+    code: "internal_error",
+    cause,
+  });
+}
+
+export interface ProviderErrorInit {
+  /** The provider's HTTP status. */
+  status: number;
+  /** The provider's own message, kept for the client. */
+  message: string;
+  code?: string | null;
+  param?: string | null;
+  /** The provider's `retry-after`, in seconds, when it sent one. */
+  retryAfter?: string | null;
+}
+
+/**
+ * Maps an error reply of a provider into the envelope (contract §7): a 4xx keeps its status and the
+ * provider's message; 429 becomes `rate_limit_error` with its `retry-after`; any 5xx (Anthropic's
+ * 529 included) becomes 502 `upstream_error`. Provider plugins throw what this returns.
+ */
+export function providerError(provider: string, init: ProviderErrorInit): ModelmuxError {
+  const message = `${provider}: ${init.message}`;
+  if (init.status === 429) {
+    const headers: Record<string, string> = {};
+    if (init.retryAfter) headers["retry-after"] = init.retryAfter;
+    return new ModelmuxError(message, { status: 429, type: "rate_limit_error", code: init.code ?? "rate_limit_exceeded", param: init.param, headers });
+  }
+  if (init.status >= 400 && init.status < 500) {
+    return new ModelmuxError(message, { status: init.status, type: "invalid_request_error", code: init.code ?? null, param: init.param });
+  }
+  return new ModelmuxError(`${message} (status ${init.status})`, { status: 502, type: "api_error", code: "upstream_error" });
+}
+
+/** Turns anything thrown into a `ModelmuxError`; unknown errors become the 500 of a bug. */
+export function toModelmuxError(error: unknown): ModelmuxError {
+  if (error instanceof ModelmuxError) return error;
+  return internalError(error);
+}

@@ -1,0 +1,99 @@
+/**
+ * The core's HTTP client for upstream calls: `undici.request()` over one keep-alive Agent (a
+ * connection pool per origin). On Node 20 this is far cheaper than the global fetch and its web
+ * streams. Tests and embedders may hand plugins any object with the same `request` method.
+ */
+import { Agent, errors as undiciErrors, request as undiciRequest } from "undici";
+import type { Readable } from "node:stream";
+import { ModelmuxError, upstreamError, upstreamTimeout } from "./errors.ts";
+
+/** A reply body: a Node Readable with whole-body readers, like undici's. */
+export type HttpBody = Readable & { text(): Promise<string>; json(): Promise<unknown> };
+
+export interface HttpRequest {
+  url: string;
+  method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+  /** Aborts the call, e.g. when the client goes away. */
+  signal?: AbortSignal;
+  /** Time allowed for the reply headers, and for each gap between body chunks. */
+  timeoutMs?: number;
+  /** Names the provider in timeout and connection errors. */
+  provider?: string;
+}
+
+export interface HttpResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: HttpBody;
+}
+
+export interface HttpClient {
+  request(request: HttpRequest): Promise<HttpResponse>;
+  close(): Promise<void>;
+}
+
+export interface HttpClientOptions {
+  /** Keep idle upstream sockets this long (ms). */
+  keepAliveTimeout?: number;
+  /** Upper bound of sockets per origin. */
+  connections?: number;
+}
+
+const noop = () => {};
+
+function isTimeout(error: unknown): boolean {
+  return error instanceof undiciErrors.HeadersTimeoutError || error instanceof undiciErrors.BodyTimeoutError || error instanceof undiciErrors.ConnectTimeoutError;
+}
+
+/**
+ * Maps a failed upstream call to the envelope: timeouts to 504, everything else to 502. An abort
+ * by our own client is re-thrown as is; nobody is left to answer.
+ */
+export function toUpstreamError(error: unknown, provider: string, timeoutMs: number): unknown {
+  if (error instanceof ModelmuxError) return error;
+  if (isTimeout(error)) return upstreamTimeout(provider, timeoutMs);
+  if (error instanceof Error && error.name === "AbortError") return error;
+  const code = (error as { code?: string } | null)?.code;
+  const reason = code ? `${code}` : error instanceof Error ? error.message : String(error);
+  return upstreamError(`Provider '${provider}' could not be reached (${reason}).`, error);
+}
+
+/** Creates the keep-alive client the core gives every plugin. */
+export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
+  const agent = new Agent({
+    keepAliveTimeout: options.keepAliveTimeout ?? 30_000,
+    connections: options.connections ?? null,
+    pipelining: 1,
+  });
+  return {
+    async request(req) {
+      const timeoutMs = req.timeoutMs ?? 600_000;
+      try {
+        const res = await undiciRequest(req.url, {
+          method: req.method ?? (req.body === undefined ? "GET" : "POST"),
+          headers: req.headers,
+          body: req.body,
+          signal: req.signal,
+          dispatcher: agent,
+          headersTimeout: timeoutMs,
+          bodyTimeout: timeoutMs,
+        });
+        // A client that already left turns undici's abort into an 'error' on the body; without a
+        // listener that would crash the process.
+        res.body.on("error", noop);
+        return { status: res.statusCode, headers: res.headers, body: res.body as unknown as HttpBody };
+      } catch (error) {
+        throw toUpstreamError(error, req.provider ?? new URL(req.url).host, timeoutMs);
+      }
+    },
+    close: () => agent.close(),
+  };
+}
+
+/** Reads a header that undici may give as a string or an array. */
+export function headerValue(headers: HttpResponse["headers"], name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}

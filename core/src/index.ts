@@ -1,0 +1,34 @@
+/**
+ * @modelmux/core: the public API for embedding the router and for writing plugins.
+ */
+export { createRouter, type Router } from "./router.ts";
+export { defineProvider, defineStorage, defineRateLimiter } from "./plugin.ts";
+export type {
+  JsonSchema,
+  PluginContext,
+  PluginDefinition,
+  Provider,
+  ProviderCall,
+  ProviderDefinition,
+  RateLimitDecision,
+  RateLimiter,
+  RateLimiterDefinition,
+  RateLimitSubject,
+  Storage,
+  StorageDefinition,
+  StoredCompletion,
+} from "./plugin.ts";
+export { CAPABILITY_NAMES, type Capabilities, type Capability } from "./capabilities.ts";
+export {
+  ModelmuxError,
+  providerError,
+  upstreamError,
+  invalidRequest,
+  type ErrorEnvelope,
+  type ErrorType,
+  type ProviderErrorInit,
+} from "./errors.ts";
+export { createHttpClient, headerValue, type HttpBody, type HttpClient, type HttpRequest, type HttpResponse } from "./http-client.ts";
+export { readSseEvents, type EventSourceMessage } from "./sse-parse.ts";
+export type * from "./types/chat.ts";
+export type { ModelmuxConfig, ProviderConfig } from "./config/types.ts";

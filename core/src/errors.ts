@@ -79,6 +79,8 @@ export function bodyTooLarge(limitBytes: number): ModelmuxError {
     status: 413,
     type: "invalid_request_error",
     code: "body_too_large",
+    // The rest of the body is never read: closing the connection stops the client sending it.
+    headers: { connection: "close" },
   });
 }
 

@@ -1,0 +1,26 @@
+/**
+ * What the endpoints share: built once by `createRouter`, read on every request.
+ */
+import type { ConsolaInstance } from "consola";
+import type { Authenticate, Principal } from "./auth.ts";
+import type { ModelTable } from "./models.ts";
+import type { RequestValidators } from "./validation/request-validators.ts";
+
+export interface AppContext {
+  models: ModelTable;
+  validators: RequestValidators;
+  authenticate: Authenticate;
+  bodyLimit: number;
+  logger: ConsolaInstance;
+}
+
+declare module "h3" {
+  interface H3EventContext {
+    /** Set by the request hook for every request; echoed as `x-request-id`. */
+    requestId: string;
+    /** Set by the auth middleware on `/v1/**`. */
+    principal?: Principal;
+    /** The `provider/model` a request was routed to, for the access log. */
+    model?: string;
+  }
+}

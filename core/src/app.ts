@@ -1,0 +1,72 @@
+/**
+ * The h3 app: routes, the request-id hook, the auth middleware and the one error hook that makes
+ * every error reply (contract §7). Built once per router; `serve()`/`toNodeHandler` use it as is.
+ */
+import { randomUUID } from "node:crypto";
+import { H3, HTTPError, type H3Event } from "h3";
+import type { AppContext } from "./app-context.ts";
+import { createChatCompletionHandler } from "./endpoints/chat-completions.ts";
+import { createModelsHandler } from "./endpoints/models.ts";
+import { internalError, invalidRequest, methodNotAllowed, ModelmuxError, notFound } from "./errors.ts";
+
+/** A client's own request id is kept when it is short and plain, so it cannot forge log lines. */
+const CLIENT_REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+function assignRequestId(event: H3Event): void {
+  const given = event.req.headers.get("x-request-id");
+  const id = given && CLIENT_REQUEST_ID.test(given) ? given : randomUUID();
+  event.context.requestId = id;
+  event.res.headers.set("x-request-id", id);
+}
+
+/** Maps what h3 hands the error hook to our error: ours as is, h3's own by status, the rest a 500. */
+function toEnvelopeError(error: HTTPError, event: H3Event): ModelmuxError {
+  if (error.cause instanceof ModelmuxError) return error.cause;
+  if (error instanceof ModelmuxError) return error;
+  if (!error.unhandled) {
+    if (error.status === 404) return notFound(`Unknown route: ${event.req.method} ${event.url.pathname}`);
+    if (error.status === 413) return new ModelmuxError(error.message, { status: 413, type: "invalid_request_error", code: "body_too_large" });
+    if (error.status >= 400 && error.status < 500) return invalidRequest(error.message, { code: "invalid_request" });
+  }
+  return internalError(error.cause ?? error);
+}
+
+function errorResponse(error: ModelmuxError, requestId: string | undefined): Response {
+  const headers: Record<string, string> = { "content-type": "application/json; charset=utf-8", ...error.headers };
+  if (requestId) headers["x-request-id"] = requestId;
+  return new Response(JSON.stringify(error.toEnvelope()), { status: error.status, headers });
+}
+
+/** Answers 405 for a known path with another method. */
+function onlyMethods(...allowed: string[]) {
+  return function methodNotAllowedHandler(event: H3Event): never {
+    throw methodNotAllowed(event.req.method, event.url.pathname, allowed);
+  };
+}
+
+export function createApp(ctx: AppContext): H3 {
+  const app = new H3({
+    // Our error hook logs through the router's logger; h3 must not write to the console itself.
+    silent: true,
+    onRequest: assignRequestId,
+    onError(error, event) {
+      const mapped = toEnvelopeError(error, event);
+      const requestId = event.context.requestId;
+      if (mapped.status >= 500 && mapped.code === "internal_error") {
+        ctx.logger.error(`internal error on ${event.req.method} ${event.url.pathname}`, { request_id: requestId }, mapped.cause);
+      }
+      return errorResponse(mapped, requestId);
+    },
+  });
+
+  app.get("/healthz", () => ({ status: "ok" }));
+  app.use("/v1/**", function authenticateRequest(event) {
+    event.context.principal = ctx.authenticate(event.req.headers.get("authorization"));
+  });
+  app.post("/v1/chat/completions", createChatCompletionHandler(ctx));
+  app.all("/v1/chat/completions", onlyMethods("POST"));
+  app.get("/v1/models", createModelsHandler(ctx.models.entries));
+  app.all("/v1/models", onlyMethods("GET"));
+  app.all("/healthz", onlyMethods("GET"));
+  return app;
+}

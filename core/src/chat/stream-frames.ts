@@ -1,0 +1,72 @@
+/**
+ * Turns a provider's stream items into the SSE frames the client gets (contract §8): one
+ * `data:` event per chunk, `data: [DONE]` at the end, one error event (and no `[DONE]`) when the
+ * provider fails mid-stream. Chunks that arrive as JSON strings are passed through as they are;
+ * only a usage chunk is parsed, and only to read the usage.
+ */
+import { toModelmuxError } from "../errors.ts";
+import type { ChatCompletionChunk, ChatStreamItem, Usage } from "../types/chat.ts";
+import { sseData } from "../utils/sse-write.ts";
+
+export interface StreamFrameOptions {
+  /** The client asked for `stream_options.include_usage`. */
+  includeUsage: boolean;
+  /** The client set `service_tier`; otherwise it is removed from chunks (service-interface.md). */
+  keepServiceTier: boolean;
+  /** True once the client has gone: a failure is then no one's to hear about. */
+  clientGone: () => boolean;
+  /** Called with the usage of the reply, when the provider reported it. */
+  onUsage?: (usage: Usage) => void;
+  /** Called with a mid-stream failure, for the log. */
+  onError?: (error: unknown) => void;
+}
+
+const DONE = "data: [DONE]\n\n";
+const EMPTY_CHOICES = /"choices"\s*:\s*\[\s*\]/;
+const SERVICE_TIER = /"service_tier"\s*:\s*(?:"[^"\\]*"|null)\s*,|,\s*"service_tier"\s*:\s*(?:"[^"\\]*"|null)(?=\s*})/;
+
+function frameOfString(json: string, options: StreamFrameOptions): string | undefined {
+  // A usage-only chunk is the one chunk with empty choices; everything else is passed through.
+  if (json.includes('"usage"') && EMPTY_CHOICES.test(json)) {
+    const chunk = JSON.parse(json) as ChatCompletionChunk;
+    if (chunk.usage) options.onUsage?.(chunk.usage);
+    if (!options.includeUsage) return undefined;
+  }
+  if (!options.keepServiceTier && json.includes('"service_tier"')) json = json.replace(SERVICE_TIER, "");
+  return sseData(json);
+}
+
+function frameOfChunk(chunk: ChatCompletionChunk, options: StreamFrameOptions): string | undefined {
+  if (chunk.usage) options.onUsage?.(chunk.usage);
+  if (chunk.choices.length === 0 && chunk.usage && !options.includeUsage) return undefined;
+  if (!options.keepServiceTier && "service_tier" in chunk) {
+    const { service_tier: _dropped, ...rest } = chunk;
+    return sseData(JSON.stringify(rest));
+  }
+  return sseData(JSON.stringify(chunk));
+}
+
+/**
+ * Yields the frames of a chat stream. `first` is the already-read first item (reading it before
+ * sending headers lets an early failure become a proper error reply). Never throws.
+ */
+export async function* chatStreamFrames(
+  first: IteratorResult<ChatStreamItem>,
+  rest: AsyncIterator<ChatStreamItem>,
+  options: StreamFrameOptions,
+): AsyncGenerator<string, void, undefined> {
+  try {
+    for (let result = first; !result.done; result = await rest.next()) {
+      const item = result.value;
+      const frame = typeof item === "string" ? frameOfString(item, options) : frameOfChunk(item, options);
+      if (frame !== undefined) yield frame;
+    }
+    yield DONE;
+  } catch (error) {
+    if (options.clientGone()) return;
+    options.onError?.(error);
+    yield sseData(JSON.stringify(toModelmuxError(error).toEnvelope()));
+  } finally {
+    await rest.return?.();
+  }
+}

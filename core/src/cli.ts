@@ -1,0 +1,111 @@
+/**
+ * The `modelmux` command (contract §2):
+ *   modelmux serve [--config FILE] [--host H] [--port N]
+ *   modelmux check [--config FILE]
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { ConfigError } from "./config/config-error.ts";
+import { DEFAULT_CONFIG_PATH, loadConfigFile } from "./config/load-config.ts";
+import { createRouter } from "./router.ts";
+import { startServer } from "./server.ts";
+
+const USAGE = `Usage:
+  modelmux serve [--config FILE] [--host HOST] [--port PORT]   start the router
+  modelmux check [--config FILE]                               validate a config and load its plugins
+
+Without --config the file is MODELMUX_CONFIG, else ./config/modelmux.yaml, else the built-in default.`;
+
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string };
+  return pkg.version;
+}
+
+/** The config file to read: the flag, then MODELMUX_CONFIG, then ./config/modelmux.yaml, then the embedded default. */
+export function configPath(flag: string | undefined, env: NodeJS.ProcessEnv): string {
+  if (flag) return resolve(flag);
+  if (env.MODELMUX_CONFIG) return resolve(env.MODELMUX_CONFIG);
+  const local = resolve("config/modelmux.yaml");
+  return existsSync(local) ? local : DEFAULT_CONFIG_PATH;
+}
+
+function fail(message: string): never {
+  process.stderr.write(`[modelmux] ${message}\n`);
+  process.exit(1);
+}
+
+async function build(flag: string | undefined) {
+  const file = configPath(flag, process.env);
+  const { config, path, baseDir } = loadConfigFile(file);
+  const router = await createRouter(config, { baseDir });
+  return { router, path };
+}
+
+async function check(flag: string | undefined): Promise<void> {
+  const { router, path } = await build(flag);
+  const names = router.models.entries.map((m) => m.name).join(", ");
+  await router.close();
+  process.stdout.write(`[modelmux] ${path} is valid: ${router.models.entries.length} model(s): ${names}\n`);
+}
+
+async function serve(values: { config?: string; host?: string; port?: string }): Promise<void> {
+  const { router, path } = await build(values.config);
+  const host = values.host ?? router.settings.host;
+  const port = values.port === undefined ? router.settings.port : Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port: must be an integer from 0 to 65535, got '${values.port}'`);
+  const running = await startServer(router, { host, port });
+  router.logger.info(`modelmux ${version()} serving ${running.url} (config ${path})`);
+  router.logger.info(`models: ${router.models.entries.map((m) => m.name).join(", ")}`);
+  router.logger.flush();
+  for (const key of router.generatedKeys) {
+    // Printed once, straight to the terminal: the log never carries a key.
+    process.stderr.write(
+      `\n  No API key was configured (MODELMUX_API_KEY is unset), so one was generated for this run:\n\n    ${key.key}\n\n` +
+        `  Send it as 'Authorization: Bearer <key>'. Set MODELMUX_API_KEY to choose your own.\n\n`,
+    );
+  }
+  const onSignal = (signal: NodeJS.Signals) => {
+    router.logger.info(`${signal}: stopping; finishing in-flight requests`);
+    running.stop().then(
+      () => process.exit(0),
+      (error: unknown) => fail(`error while stopping: ${(error as Error).message}`),
+    );
+  };
+  process.once("SIGTERM", onSignal);
+  process.once("SIGINT", onSignal);
+}
+
+export async function main(argv: string[]): Promise<void> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        config: { type: "string", short: "c" },
+        host: { type: "string" },
+        port: { type: "string", short: "p" },
+        help: { type: "boolean", short: "h" },
+        version: { type: "boolean", short: "v" },
+      },
+    });
+  } catch (error) {
+    fail(`${(error as Error).message}\n${USAGE}`);
+  }
+  const { values, positionals } = parsed;
+  if (values.version) return void process.stdout.write(`${version()}\n`);
+  const command = positionals[0];
+  if (values.help || !command) return void process.stdout.write(`${USAGE}\n`);
+  try {
+    if (command === "serve") return await serve(values);
+    if (command === "check") {
+      await check(values.config);
+      return;
+    }
+  } catch (error) {
+    if (error instanceof ConfigError) fail(error.message);
+    throw error;
+  }
+  fail(`unknown command '${command}'\n${USAGE}`);
+}

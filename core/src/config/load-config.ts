@@ -1,0 +1,89 @@
+/**
+ * Reads a config file: YAML, then `${VAR}` substitution, then the JSON Schema of
+ * `config/modelmux.schema.json`. Every error names the offending path.
+ */
+import { readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseDocument } from "yaml";
+import { createAjv, formatAjvError } from "../validation/ajv.ts";
+import { ConfigError } from "./config-error.ts";
+import { interpolateEnv, MissingEnvError } from "./interpolate-env.ts";
+import type { ModelmuxConfig } from "./types.ts";
+
+/** The repository's `config/` folder: the schema and the embedded default config live there. */
+export const CONFIG_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "../../../config");
+export const SCHEMA_PATH = resolve(CONFIG_DIR, "modelmux.schema.json");
+export const DEFAULT_CONFIG_PATH = resolve(CONFIG_DIR, "modelmux.yaml");
+
+let schemaValidator: ReturnType<ReturnType<typeof createAjv>["compile"]> | undefined;
+
+function configValidator() {
+  if (!schemaValidator) {
+    const schema = JSON.parse(readFileSync(SCHEMA_PATH, "utf8")) as Record<string, unknown>;
+    // Values that came from `${VAR}` are strings; coercing by the schema turns `"8080"` into the
+    // integer a `port` needs while a digit-only API key stays a string. Config only, never bodies.
+    schemaValidator = createAjv({ coerceTypes: true }).compile(schema);
+  }
+  return schemaValidator;
+}
+
+/**
+ * Checks a config object (after substitution) against the schema and returns it typed.
+ * @throws ConfigError naming the path, e.g. `providers.openai.models: must NOT have fewer than 1 items`
+ */
+export function validateConfig(config: unknown): ModelmuxConfig {
+  const validate = configValidator();
+  if (!validate(config)) {
+    const first = validate.errors?.[0];
+    const { message } = first ? formatAjvError(first, undefined, config) : { message: "invalid config" };
+    throw new ConfigError(message);
+  }
+  return config as ModelmuxConfig;
+}
+
+/** Substitutes the environment into a parsed config and validates it. */
+export function prepareConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env): ModelmuxConfig {
+  let substituted: unknown;
+  try {
+    substituted = interpolateEnv(raw, env);
+  } catch (error) {
+    if (error instanceof MissingEnvError) throw new ConfigError(error.message);
+    throw error;
+  }
+  return validateConfig(substituted);
+}
+
+export interface LoadedConfigFile {
+  config: ModelmuxConfig;
+  /** Absolute path of the file that was read. */
+  path: string;
+  /** Where `./` plugin paths are resolved from. */
+  baseDir: string;
+}
+
+/** Reads, substitutes and validates a YAML config file. */
+export function loadConfigFile(file: string, env: NodeJS.ProcessEnv = process.env): LoadedConfigFile {
+  const path = resolve(file);
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new ConfigError(`cannot read config file ${path}${code ? ` (${code})` : ""}`, { cause: error });
+  }
+  const document = parseDocument(text, { prettyErrors: true });
+  if (document.errors.length > 0) {
+    throw new ConfigError(`${path}: invalid YAML: ${document.errors[0]!.message}`);
+  }
+  const raw: unknown = document.toJS();
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
+    throw new ConfigError(`${path}: the config must be a YAML mapping`);
+  }
+  try {
+    return { config: prepareConfig(raw, env), path, baseDir: dirname(path) };
+  } catch (error) {
+    if (error instanceof ConfigError) throw new ConfigError(`${path}: ${error.message}`);
+    throw error;
+  }
+}

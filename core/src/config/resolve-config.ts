@@ -1,0 +1,86 @@
+/**
+ * Small resolvers that turn the validated config into what the router runs with: defaults filled,
+ * units parsed, keys made, cross-references (aliases, responses.provider) checked.
+ */
+import { randomBytes } from "node:crypto";
+import type { ApiKeyEntry } from "../auth.ts";
+import { ConfigError } from "./config-error.ts";
+import type { ModelmuxConfig } from "./types.ts";
+import { parseDuration, parseSize } from "./units.ts";
+
+export interface ServerSettings {
+  host: string;
+  port: number;
+  bodyLimit: number;
+  shutdownTimeoutMs: number;
+}
+
+export function resolveServer(config: ModelmuxConfig): ServerSettings {
+  const server = config.server ?? {};
+  return {
+    host: server.host ?? "127.0.0.1",
+    port: server.port ?? 8080,
+    bodyLimit: parseSize(server.body_limit ?? "10mb"),
+    shutdownTimeoutMs: parseDuration(server.shutdown_timeout ?? "10s"),
+  };
+}
+
+export interface ResolvedKeys {
+  keys: ApiKeyEntry[];
+  /** Keys made at start because the configured one was empty; shown once to the operator. */
+  generated: ApiKeyEntry[];
+}
+
+/** A key made at start: 32 random bytes, in the `sk-` form clients expect. */
+function generateKey(): string {
+  return `sk-modelmux-${randomBytes(24).toString("base64url")}`;
+}
+
+export function resolveApiKeys(config: ModelmuxConfig): ResolvedKeys {
+  if (!config.auth) throw new ConfigError("auth: is required (auth.api_keys lists the keys clients send as 'Authorization: Bearer <key>')");
+  if (config.auth.jwt) throw new ConfigError("auth.jwt: identity-provider tokens are not supported by this version of modelmux");
+  const keys: ApiKeyEntry[] = [];
+  const generated: ApiKeyEntry[] = [];
+  config.auth.api_keys.forEach((entry, i) => {
+    const scope = { app: entry.app ?? "default", developer: entry.developer ?? "default" };
+    if (entry.key !== "") return keys.push({ key: entry.key, ...scope });
+    if (!entry.generate_if_empty) {
+      throw new ConfigError(`auth.api_keys[${i}].key: must not be empty (set the variable it names, or add generate_if_empty: true)`);
+    }
+    const made = { key: generateKey(), ...scope };
+    keys.push(made);
+    generated.push(made);
+  });
+  return { keys, generated };
+}
+
+/**
+ * Keeps aliases whose target is a served model. An alias to a provider that is off is dropped
+ * (returned in `dropped`); an alias to a model the config never names is an error.
+ */
+export function resolveAliases(config: ModelmuxConfig, servedModels: ReadonlySet<string>, skippedProviders: readonly string[]) {
+  const aliases: Record<string, string> = {};
+  const dropped: string[] = [];
+  for (const [alias, target] of Object.entries(config.aliases ?? {})) {
+    if (servedModels.has(target)) {
+      aliases[alias] = target;
+      continue;
+    }
+    const provider = target.slice(0, target.indexOf("/"));
+    if (skippedProviders.includes(provider)) {
+      dropped.push(alias);
+      continue;
+    }
+    throw new ConfigError(`aliases.${alias}: '${target}' is not a configured model (name one of providers.<name>.models as 'provider/model')`);
+  }
+  return { aliases, dropped };
+}
+
+/** Fails on sections whose features this version does not have yet, rather than ignoring them. */
+export function rejectUnsupportedSections(config: ModelmuxConfig): void {
+  if (config.storage) throw new ConfigError("storage: stored chat completions are not supported by this version of modelmux");
+  if (config.rate_limit) throw new ConfigError("rate_limit: rate limits are not supported by this version of modelmux");
+  for (const [name, block] of Object.entries(config.providers)) {
+    if (block.rate_limit) throw new ConfigError(`providers.${name}.rate_limit: rate limits are not supported by this version of modelmux`);
+  }
+}

@@ -1,0 +1,50 @@
+/**
+ * `POST /v1/chat/completions`: validate, route by model, check capabilities, call the provider,
+ * reply with the normalised completion or its SSE stream.
+ */
+import type { H3Event } from "h3";
+import type { AppContext } from "../app-context.ts";
+import { assertChatCapabilities } from "../capabilities.ts";
+import { chatStreamFrames } from "../chat/stream-frames.ts";
+import { toProviderRequest } from "../chat/provider-request.ts";
+import { invalidRequest } from "../errors.ts";
+import type { ProviderCall } from "../plugin.ts";
+import type { ChatCompletion } from "../types/chat.ts";
+import { readJsonBody } from "../utils/read-body.ts";
+import { sendSse, SSE_HEADERS } from "../utils/sse-write.ts";
+
+export function createChatCompletionHandler(ctx: AppContext) {
+  return async function createChatCompletion(event: H3Event) {
+    const request = ctx.validators.chat(await readJsonBody(event, ctx.bodyLimit));
+    const entry = ctx.models.resolve(request.model);
+    event.context.model = entry.name;
+    assertChatCapabilities(request, entry.capabilities, entry.name);
+    if (request.store) {
+      throw invalidRequest("store: stored chat completions are not supported by this version of modelmux", {
+        code: "unsupported_feature",
+        param: "store",
+      });
+    }
+    const signal = event.req.signal;
+    const call: ProviderCall = { model: entry.model, signal, timeoutMs: entry.timeoutMs, requestId: event.context.requestId };
+    const providerRequest = toProviderRequest(request, entry.model);
+    const keepServiceTier = request.service_tier != null;
+
+    if (!request.stream) {
+      const completion: ChatCompletion = await entry.instance.chat(providerRequest, call);
+      if (!keepServiceTier) delete completion.service_tier;
+      return completion;
+    }
+
+    const items = (await entry.instance.chatStream(providerRequest, call))[Symbol.asyncIterator]();
+    // Reading the first item before the headers turns an early failure into a proper error reply.
+    const first = await items.next();
+    const frames = chatStreamFrames(first, items, {
+      includeUsage: request.stream_options?.include_usage === true,
+      keepServiceTier,
+      clientGone: () => signal.aborted,
+      onError: (error) => ctx.logger.warn(`stream of ${entry.name} failed mid-way`, { request_id: event.context.requestId }, error),
+    });
+    return sendSse(event, { ...SSE_HEADERS, "x-request-id": event.context.requestId }, frames);
+  };
+}

@@ -1,0 +1,88 @@
+/**
+ * The router's logger: consola with one reporter that formats each entry as a line (pretty or
+ * JSON) and writes them in batches, off the request path. A request never waits on a log write.
+ */
+import { createConsola, LogLevels, type ConsolaInstance, type LogObject } from "consola";
+import { inspect } from "node:util";
+
+export type LogLevelName = "silent" | "error" | "warn" | "info" | "debug";
+export type LogFormat = "pretty" | "json";
+
+export interface LoggerOptions {
+  level?: LogLevelName;
+  format?: LogFormat;
+  /** Where batches go; stderr by default. Tests pass a collector. */
+  write?: (text: string) => void;
+}
+
+const FLUSH_BYTES = 64 * 1024;
+
+function formatArg(arg: unknown): string {
+  if (typeof arg === "string") return arg;
+  if (arg instanceof Error) return arg.stack ?? arg.message;
+  return inspect(arg, { depth: 4, breakLength: Infinity });
+}
+
+function prettyLine(entry: LogObject): string {
+  const time = entry.date.toISOString().slice(11, 23);
+  const tag = entry.tag ? ` [${entry.tag}]` : "";
+  return `${time} ${entry.type.toUpperCase().padEnd(5)}${tag} ${entry.args.map(formatArg).join(" ")}\n`;
+}
+
+function jsonLine(entry: LogObject): string {
+  const [first, ...rest] = entry.args;
+  const record: Record<string, unknown> = { time: entry.date.toISOString(), level: entry.type };
+  if (entry.tag) record.tag = entry.tag;
+  record.msg = formatArg(first);
+  for (const arg of rest) {
+    if (arg && typeof arg === "object" && !(arg instanceof Error)) Object.assign(record, arg);
+    else record.msg += ` ${formatArg(arg)}`;
+  }
+  return `${JSON.stringify(record)}\n`;
+}
+
+/** Batches lines and writes them once per tick of the event loop, or sooner when the batch is large. */
+function createBatchWriter(write: (text: string) => void) {
+  let buffer = "";
+  let scheduled = false;
+  const flush = () => {
+    scheduled = false;
+    if (buffer === "") return;
+    const text = buffer;
+    buffer = "";
+    write(text);
+  };
+  return {
+    push(line: string) {
+      buffer += line;
+      if (buffer.length >= FLUSH_BYTES) flush();
+      else if (!scheduled) {
+        scheduled = true;
+        setImmediate(flush);
+      }
+    },
+    flush,
+  };
+}
+
+export interface Logger extends ConsolaInstance {
+  /** Writes what is still batched; call before the process exits. */
+  flush(): void;
+}
+
+/**
+ * Creates the root logger. Plugins get `logger.withTag("provider:openai")`.
+ * @example
+ * const logger = createLogger({ level: "info", format: "json" });
+ */
+export function createLogger(options: LoggerOptions = {}): Logger {
+  const levelName = options.level ?? "info";
+  const format = options.format ?? "pretty";
+  const writer = createBatchWriter(options.write ?? ((text) => process.stderr.write(text)));
+  const line = format === "json" ? jsonLine : prettyLine;
+  const consola = createConsola({
+    level: levelName === "silent" ? LogLevels.silent : LogLevels[levelName],
+    reporters: [{ log: (entry) => writer.push(line(entry)) }],
+  });
+  return Object.assign(consola, { flush: writer.flush });
+}

@@ -1,0 +1,100 @@
+/**
+ * Loads and sets up every provider of the config, once, before the server starts: resolves the
+ * plugin, validates the plugin's own keys against its `optionsSchema`, calls `setup`.
+ */
+import type { ConsolaInstance } from "consola";
+import { ConfigError } from "../config/config-error.ts";
+import { PROVIDER_CORE_KEYS, type ModelmuxConfig, type ProviderConfig } from "../config/types.ts";
+import { parseDuration } from "../config/units.ts";
+import type { HttpClient } from "../http-client.ts";
+import type { ProviderModels } from "../models.ts";
+import type { PluginDefinition, ProviderDefinition } from "../plugin.ts";
+import { createAjv, formatAjvError } from "../validation/ajv.ts";
+import { loadPlugin } from "./load-plugin.ts";
+
+const DEFAULT_TIMEOUT_MS = 600_000;
+
+export interface SetupContext {
+  baseDir: string;
+  env: NodeJS.ProcessEnv;
+  logger: ConsolaInstance;
+  http: HttpClient;
+  /** Definitions given directly (by `plugin` reference) instead of being imported. */
+  plugins: Readonly<Record<string, PluginDefinition>>;
+}
+
+// Plugin options come from the same YAML and `${VAR}` text as the config: coerce them the same way.
+const optionsAjv = createAjv({ useDefaults: true, coerceTypes: true });
+
+/** Validates a plugin's options with its own schema; errors are prefixed with the config path. */
+export function validatePluginOptions(definition: PluginDefinition, options: Record<string, unknown>, path: string): Record<string, unknown> {
+  let validate;
+  try {
+    validate = optionsAjv.compile(definition.optionsSchema);
+  } catch (error) {
+    throw new ConfigError(`${path}: plugin '${definition.name}' has an invalid optionsSchema (${(error as Error).message})`);
+  }
+  const copy = structuredClone(options);
+  if (!validate(copy)) {
+    throw new ConfigError(formatAjvError(validate.errors![0]!, path, copy).message);
+  }
+  return copy;
+}
+
+function pluginOptions(block: ProviderConfig): Record<string, unknown> {
+  const options: Record<string, unknown> = { ...block };
+  for (const key of PROVIDER_CORE_KEYS) delete options[key];
+  return options;
+}
+
+async function definitionFor(reference: string, path: string, ctx: SetupContext): Promise<ProviderDefinition<never>> {
+  const given = ctx.plugins[reference];
+  if (given) {
+    if (given.kind !== "provider") throw new ConfigError(`${path}: '${reference}' is not a provider plugin`);
+    return given;
+  }
+  return loadPlugin(reference, "provider", path, ctx.baseDir);
+}
+
+/** True when every variable the block requires is set and not empty. */
+function missingEnv(block: ProviderConfig, env: NodeJS.ProcessEnv): string | undefined {
+  return block.requires_env?.find((name) => !env[name]);
+}
+
+/** Sets up the providers; providers whose `requires_env` is not met are skipped with a log line. */
+export async function setupProviders(config: ModelmuxConfig, ctx: SetupContext): Promise<{ providers: ProviderModels[]; skipped: string[] }> {
+  const providers: ProviderModels[] = [];
+  const skipped: string[] = [];
+  for (const [name, block] of Object.entries(config.providers)) {
+    const path = `providers.${name}`;
+    const missing = missingEnv(block, ctx.env);
+    if (missing) {
+      ctx.logger.info(`provider '${name}' is off: ${missing} is not set`);
+      skipped.push(name);
+      continue;
+    }
+    const definition = await definitionFor(block.plugin, `${path}.plugin`, ctx);
+    const options = validatePluginOptions(definition, pluginOptions(block), path);
+    let instance;
+    try {
+      instance = await definition.setup(options as never, {
+        name,
+        logger: ctx.logger.withTag(`provider:${name}`),
+        http: ctx.http,
+      });
+    } catch (error) {
+      throw new ConfigError(`${path}: plugin '${definition.name}' failed to start: ${(error as Error).message}`, { cause: error });
+    }
+    providers.push({
+      provider: name,
+      instance,
+      timeoutMs: block.timeout === undefined ? DEFAULT_TIMEOUT_MS : parseDuration(block.timeout),
+      capabilities: block.capabilities,
+      models: block.models.map((m) => (typeof m === "string" ? { id: m } : m)),
+    });
+  }
+  if (providers.length === 0) {
+    throw new ConfigError(`providers: no provider is on (skipped for missing environment variables: ${skipped.join(", ")})`);
+  }
+  return { providers, skipped };
+}

@@ -1,0 +1,104 @@
+/**
+ * `createRouter(config)` (contract §11): everything that can be done once is done here, before the
+ * first request: config checked, plugins loaded and set up, schemas compiled, model table built.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { H3 } from "h3";
+import { toNodeHandler } from "h3/node";
+import type { AppContext } from "./app-context.ts";
+import { createApp } from "./app.ts";
+import { createAuthenticator, type ApiKeyEntry } from "./auth.ts";
+import { prepareConfig } from "./config/load-config.ts";
+import { rejectUnsupportedSections, resolveAliases, resolveApiKeys, resolveServer, type ServerSettings } from "./config/resolve-config.ts";
+import type { ModelmuxConfig } from "./config/types.ts";
+import { createHttpClient, type HttpClient } from "./http-client.ts";
+import { createLogger, type Logger } from "./logger.ts";
+import { buildModelTable, type ModelTable } from "./models.ts";
+import type { PluginDefinition } from "./plugin.ts";
+import { setupProviders } from "./plugins/setup-providers.ts";
+import { createRequestValidators } from "./validation/request-validators.ts";
+
+export interface RouterOptions {
+  /** Folder that `./` plugin paths are resolved from. Default: the working directory. */
+  baseDir?: string;
+  /** Environment for `${VAR}` and `requires_env`. Default: `process.env`. */
+  env?: NodeJS.ProcessEnv;
+  /** A logger to use instead of one made from `config.logging`. */
+  logger?: Logger;
+  /** The HTTP client plugins get. Default: a new keep-alive undici client. */
+  http?: HttpClient;
+  /** Plugin definitions by reference, used instead of importing (`{ "my-provider": myPlugin }`). */
+  plugins?: Record<string, PluginDefinition>;
+}
+
+export interface Router {
+  /** The standard fetch handler: `(request) => response`. */
+  fetch(request: Request): Promise<Response>;
+  /** The Node handler: `(req, res)`, for `node:http`, Express, Fastify's raw server… */
+  handler(req: IncomingMessage, res: ServerResponse): void;
+  /** The h3 app, to mount in another h3 app. */
+  app: H3;
+  models: ModelTable;
+  settings: ServerSettings;
+  logger: Logger;
+  /** Keys generated at start because the configured key was empty (`generate_if_empty`). */
+  generatedKeys: readonly ApiKeyEntry[];
+  /** Closes plugins and upstream connections. */
+  close(): Promise<void>;
+}
+
+/**
+ * Builds a router from a config object (the YAML file's shape; `${VAR}` is substituted here too).
+ * @example
+ * const router = await createRouter({
+ *   auth: { api_keys: [{ key: "sk-local" }] },
+ *   providers: { echo: { plugin: "provider-echo", models: ["echo-1"] } },
+ * });
+ * http.createServer(router.handler).listen(8080, "127.0.0.1");
+ */
+export async function createRouter(config: ModelmuxConfig, options: RouterOptions = {}): Promise<Router> {
+  const env = options.env ?? process.env;
+  const checked = prepareConfig(config, env);
+  rejectUnsupportedSections(checked);
+  const logger = options.logger ?? createLogger(checked.logging);
+  const settings = resolveServer(checked);
+  const { keys, generated } = resolveApiKeys(checked);
+  const http = options.http ?? createHttpClient();
+
+  const { providers, skipped } = await setupProviders(checked, {
+    baseDir: options.baseDir ?? process.cwd(),
+    env,
+    logger,
+    http,
+    plugins: options.plugins ?? {},
+  });
+  const served = new Set(providers.flatMap((p) => p.models.map((m) => `${p.provider}/${m.id}`)));
+  const { aliases, dropped } = resolveAliases(checked, served, skipped);
+  if (dropped.length > 0) logger.info(`aliases off with their provider: ${dropped.join(", ")}`);
+  const models = buildModelTable(providers, aliases);
+
+  const ctx: AppContext = {
+    models,
+    validators: createRequestValidators(),
+    authenticate: createAuthenticator(keys),
+    bodyLimit: settings.bodyLimit,
+    logger,
+  };
+  const app = createApp(ctx);
+  const nodeHandler = toNodeHandler(app);
+
+  return {
+    fetch: async (request) => app.fetch(request),
+    handler: (req, res) => void nodeHandler(req, res),
+    app,
+    models,
+    settings,
+    logger,
+    generatedKeys: generated,
+    async close() {
+      await Promise.allSettled(providers.map((p) => p.instance.close?.()));
+      if (!options.http) await http.close();
+      logger.flush();
+    },
+  };
+}

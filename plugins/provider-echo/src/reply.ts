@@ -1,0 +1,143 @@
+/**
+ * The echo model itself: a pure function from a chat request to the reply it gets (text or one tool
+ * call, finish reason, usage). The JSON reply (`response.ts`) and the stream (`stream.ts`) are both
+ * made from this plan, so they cannot disagree.
+ */
+import { createHash } from "node:crypto";
+import type { ChatMessage, ChatRequest, FinishReason, FunctionTool, ToolCall, Usage } from "@modelmux/core";
+import { exampleFromSchema } from "./schema-example.ts";
+import { countTokens, truncateToTokens } from "./tokens.ts";
+
+/** The reply text when the request has no user message to echo. */
+export const NO_USER_MESSAGE_TEXT = "Nothing to echo: the request has no user message.";
+
+/** What the echo model answers to one request. */
+export interface ReplyPlan {
+  /** How many identical choices to send (the request's `n`, at least 1). */
+  n: number;
+  /** The assistant's text; `null` when the reply is a tool call. */
+  content: string | null;
+  /** The one tool call, when the reply is a tool call. */
+  toolCall: ToolCall | null;
+  finishReason: Extract<FinishReason, "stop" | "length" | "tool_calls">;
+  usage: Usage;
+}
+
+/** The text of a message's content: a string as is; parts joined with "\n", images as `[image]`. */
+export function contentText(content: ChatMessage["content"]): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .map((part) => {
+      if (part.type === "text" && typeof part.text === "string") return part.text;
+      return part.type === "image_url" ? "[image]" : `[${part.type}]`;
+    })
+    .join("\n");
+}
+
+/** Everything in a message that counts towards prompt tokens: its content and its tool calls. */
+function messageText(message: ChatMessage): string {
+  const calls = (message.tool_calls ?? []).map((call) => call.function.name + call.function.arguments);
+  return [contentText(message.content), ...calls].join("");
+}
+
+/** True when `name` appears in `text` as a whole word, ignoring case. */
+function mentions(text: string, name: string): boolean {
+  const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return new RegExp(`(?<![A-Za-z0-9_-])${escaped}(?![A-Za-z0-9_-])`, "i").test(text);
+}
+
+/**
+ * The tool the reply calls, if any. `tool_choice` "none" never calls; a named function is always
+ * called; "required" calls the first tool the last message mentions, else the first tool; "auto"
+ * (the default) calls the first tool, in `tools` order, whose name the last message mentions, and
+ * only when the last message is the user's (so a tool result is answered with text, not a loop).
+ */
+function chooseTool(request: ChatRequest, last: ChatMessage | undefined): string | null {
+  const tools: FunctionTool[] = request.tools ?? [];
+  const choice = request.tool_choice ?? "auto";
+  if (tools.length === 0 || choice === "none") return null;
+  if (typeof choice === "object") return choice.function.name;
+  const text = last?.role === "user" ? contentText(last.content) : "";
+  const mentioned = tools.find((tool) => mentions(text, tool.function.name));
+  if (mentioned) return mentioned.function.name;
+  return choice === "required" ? (tools[0]?.function.name ?? null) : null;
+}
+
+/** The text of the last user message, or `null` when there is none. */
+function lastUserText(messages: ChatMessage[]): string | null {
+  const user = messages.findLast((message) => message.role === "user");
+  return user ? contentText(user.content) : null;
+}
+
+/** Answers the tool results that end the conversation: `Tool <name> returned: <content>`, one a line. */
+function toolResultsText(messages: ChatMessage[]): string {
+  const results: ChatMessage[] = [];
+  for (let i = messages.length - 1; i >= 0 && messages[i]?.role === "tool"; i--) results.unshift(messages[i]!);
+  const names = new Map<string, string>();
+  for (const message of messages) for (const call of message.tool_calls ?? []) names.set(call.id, call.function.name);
+  return results
+    .map((result) => {
+      const name = (result.tool_call_id && names.get(result.tool_call_id)) || result.name || "tool";
+      return `Tool ${name} returned: ${contentText(result.content)}`;
+    })
+    .join("\n");
+}
+
+/** Derives an id from the conversation, so the same request gets the same tool call id. */
+function toolCallId(request: ChatRequest, name: string): string {
+  const hash = createHash("sha256").update(JSON.stringify([request.messages, name])).digest("hex");
+  return `call_${hash.slice(0, 24)}`;
+}
+
+/** Wraps the reply text as `response_format` asks: `{"echo": text}`, or a value of the given schema. */
+function formatContent(text: string, format: ChatRequest["response_format"]): string {
+  if (format?.type === "json_schema") {
+    const spec = format.json_schema as { schema?: unknown } | undefined;
+    if (spec?.schema !== undefined) return JSON.stringify(exampleFromSchema(spec.schema, text));
+  }
+  if (format?.type === "json_object" || format?.type === "json_schema") return JSON.stringify({ echo: text });
+  return text;
+}
+
+/**
+ * Applies `max_completion_tokens` (or `max_tokens`) and `stop` like a model that generates left to
+ * right: the text is first cut to the token limit; the earliest stop sequence that occurs whole in
+ * what is left cuts it there with `stop`; otherwise a cut by the limit finishes with `length`.
+ */
+function applyLimits(text: string, request: ChatRequest): { text: string; finishReason: "stop" | "length" } {
+  const maxTokens = request.max_completion_tokens ?? request.max_tokens;
+  const window = maxTokens == null ? text : truncateToTokens(text, maxTokens);
+  const stops = (typeof request.stop === "string" ? [request.stop] : (request.stop ?? [])).filter((s) => s.length > 0);
+  const cut = Math.min(...stops.map((stop) => window.indexOf(stop)).filter((index) => index >= 0));
+  if (Number.isFinite(cut)) return { text: window.slice(0, cut), finishReason: "stop" };
+  return { text: window, finishReason: window.length < text.length ? "length" : "stop" };
+}
+
+/**
+ * Plans the echo model's reply to `request`. Pure: the same request and prefix give the same plan.
+ * @param prefix the provider's `prefix` option, put before every text reply
+ */
+export function planReply(request: ChatRequest, prefix = ""): ReplyPlan {
+  const n = Math.max(1, request.n ?? 1);
+  const promptTokens = request.messages.reduce((sum, message) => sum + countTokens(messageText(message)), 0);
+  const usage = (perChoice: number): Usage => ({
+    prompt_tokens: promptTokens,
+    completion_tokens: perChoice * n,
+    total_tokens: promptTokens + perChoice * n,
+  });
+  const last = request.messages.at(-1);
+  const userText = lastUserText(request.messages);
+
+  const toolName = chooseTool(request, last);
+  if (toolName !== null) {
+    const parameters = request.tools?.find((tool) => tool.function.name === toolName)?.function.parameters;
+    const args = JSON.stringify(parameters ? exampleFromSchema(parameters, userText ?? "") : {});
+    const toolCall: ToolCall = { id: toolCallId(request, toolName), type: "function", function: { name: toolName, arguments: args } };
+    return { n, content: null, toolCall, finishReason: "tool_calls", usage: usage(countTokens(toolName + args)) };
+  }
+
+  const body = last?.role === "tool" ? toolResultsText(request.messages) : (userText ?? NO_USER_MESSAGE_TEXT);
+  const { text, finishReason } = applyLimits(formatContent(prefix + body, request.response_format), request);
+  return { n, content: text, toolCall: null, finishReason, usage: usage(countTokens(text)) };
+}

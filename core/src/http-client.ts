@@ -43,21 +43,30 @@ export interface HttpClientOptions {
 
 const noop = () => {};
 
+const TIMEOUT_CODES = new Set(["UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT", "UND_ERR_CONNECT_TIMEOUT"]);
+
+/** By code, not class: a plugin may bring its own copy of undici. */
 function isTimeout(error: unknown): boolean {
-  return error instanceof undiciErrors.HeadersTimeoutError || error instanceof undiciErrors.BodyTimeoutError || error instanceof undiciErrors.ConnectTimeoutError;
+  return TIMEOUT_CODES.has((error as { code?: string } | null)?.code ?? "");
 }
 
+const NETWORK_CODE = /^(UND_ERR_|E[A-Z]+$)/;
+
 /**
- * Maps a failed upstream call to the envelope: timeouts to 504, everything else to 502. An abort
- * by our own client is re-thrown as is; nobody is left to answer.
+ * The one classifier for failures of an upstream call, before or during its body (contract §7):
+ * a timeout is 504, a network or protocol failure 502. An abort by our own client, an error that is
+ * already ours, and anything else (a bug: 500) are returned unchanged. The core applies it to
+ * whatever a provider throws; a plugin may call it too.
  */
 export function toUpstreamError(error: unknown, provider: string, timeoutMs: number): unknown {
   if (error instanceof ModelmuxError) return error;
   if (isTimeout(error)) return upstreamTimeout(provider, timeoutMs);
   if (error instanceof Error && error.name === "AbortError") return error;
-  const code = (error as { code?: string } | null)?.code;
-  const reason = code ? `${code}` : error instanceof Error ? error.message : String(error);
-  return upstreamError(`Provider '${provider}' could not be reached (${reason}).`, error);
+  const code = (error as { code?: unknown } | null)?.code;
+  if (error instanceof undiciErrors.UndiciError || (typeof code === "string" && NETWORK_CODE.test(code))) {
+    return upstreamError(`Provider '${provider}' failed: the connection broke (${typeof code === "string" ? code : (error as Error).message}).`, error);
+  }
+  return error;
 }
 
 /** Creates the keep-alive client the core gives every plugin. */
@@ -85,7 +94,12 @@ export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
         res.body.on("error", noop);
         return { status: res.statusCode, headers: res.headers, body: res.body as unknown as HttpBody };
       } catch (error) {
-        throw toUpstreamError(error, req.provider ?? new URL(req.url).host, timeoutMs);
+        const provider = req.provider ?? new URL(req.url).host;
+        const mapped = toUpstreamError(error, provider, timeoutMs);
+        // Whatever undici.request throws is about reaching the upstream, never our bug.
+        throw mapped === error && !(error instanceof Error && error.name === "AbortError")
+          ? upstreamError(`Provider '${provider}' could not be reached (${(error as Error).message}).`, error)
+          : mapped;
       }
     },
     close: () => agent.close(),

@@ -23,12 +23,13 @@ export {
   ModelmuxError,
   providerError,
   upstreamError,
+  upstreamTimeout,
   invalidRequest,
   type ErrorEnvelope,
   type ErrorType,
   type ProviderErrorInit,
 } from "./errors.ts";
-export { createHttpClient, headerValue, type HttpBody, type HttpClient, type HttpRequest, type HttpResponse } from "./http-client.ts";
+export { createHttpClient, headerValue, toUpstreamError, type HttpBody, type HttpClient, type HttpRequest, type HttpResponse } from "./http-client.ts";
 export { readSseEvents, type EventSourceMessage } from "./sse-parse.ts";
 export type * from "./types/chat.ts";
 export type { ModelmuxConfig, ProviderConfig } from "./config/types.ts";

@@ -4,6 +4,7 @@
  */
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import type { Readable } from "node:stream";
+import { StringDecoder } from "node:string_decoder";
 
 export type { EventSourceMessage };
 
@@ -25,9 +26,11 @@ export async function* readSseEvents(body: Readable): AsyncGenerator<EventSource
       if (error.type === "max-buffer-size-exceeded") parseError = error;
     },
   });
-  body.setEncoding("utf8");
-  for await (const chunk of body as AsyncIterable<string>) {
-    parser.feed(chunk);
+  // undici's body overrides setEncoding without decoding, so decode here; StringDecoder keeps a
+  // multi-byte character that is split across two chunks whole.
+  const decoder = new StringDecoder("utf8");
+  for await (const chunk of body as AsyncIterable<Buffer | string>) {
+    parser.feed(typeof chunk === "string" ? chunk : decoder.write(chunk));
     if (parseError) throw parseError;
     for (let i = 0; i < pending.length; i++) yield pending[i]!;
     pending.length = 0;

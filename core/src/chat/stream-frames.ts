@@ -17,6 +17,8 @@ export interface StreamFrameOptions {
   clientGone: () => boolean;
   /** Called with the usage of the reply, when the provider reported it. */
   onUsage?: (usage: Usage) => void;
+  /** Maps a provider's failure to the error the client is told about. */
+  classify?: (error: unknown) => unknown;
   /** Called with a mid-stream failure, for the log. */
   onError?: (error: unknown) => void;
 }
@@ -64,8 +66,9 @@ export async function* chatStreamFrames(
     yield DONE;
   } catch (error) {
     if (options.clientGone()) return;
-    options.onError?.(error);
-    yield sseData(JSON.stringify(toModelmuxError(error).toEnvelope()));
+    const mapped = options.classify ? options.classify(error) : error;
+    options.onError?.(mapped);
+    yield sseData(JSON.stringify(toModelmuxError(mapped).toEnvelope()));
   } finally {
     await rest.return?.();
   }

@@ -8,8 +8,9 @@ import { assertChatCapabilities } from "../capabilities.ts";
 import { chatStreamFrames } from "../chat/stream-frames.ts";
 import { toProviderRequest } from "../chat/provider-request.ts";
 import { invalidRequest } from "../errors.ts";
+import { toUpstreamError } from "../http-client.ts";
 import type { ProviderCall } from "../plugin.ts";
-import type { ChatCompletion } from "../types/chat.ts";
+import type { ChatCompletion, ChatStreamItem } from "../types/chat.ts";
 import { readJsonBody } from "../utils/read-body.ts";
 import { sendSse, SSE_HEADERS } from "../utils/sse-write.ts";
 
@@ -29,17 +30,27 @@ export function createChatCompletionHandler(ctx: AppContext) {
     const call: ProviderCall = { model: entry.model, signal, timeoutMs: entry.timeoutMs, requestId: event.context.requestId };
     const providerRequest = toProviderRequest(request, entry.model);
     const keepServiceTier = request.service_tier != null;
+    const classify = (error: unknown) => toUpstreamError(error, entry.provider, entry.timeoutMs);
 
     if (!request.stream) {
-      const completion: ChatCompletion = await entry.instance.chat(providerRequest, call);
+      const completion: ChatCompletion = await entry.instance.chat(providerRequest, call).catch((error: unknown) => {
+        throw classify(error);
+      });
       if (!keepServiceTier) delete completion.service_tier;
       return completion;
     }
 
-    const items = (await entry.instance.chatStream(providerRequest, call))[Symbol.asyncIterator]();
-    // Reading the first item before the headers turns an early failure into a proper error reply.
-    const first = await items.next();
+    let items: AsyncIterator<ChatStreamItem>;
+    let first: IteratorResult<ChatStreamItem>;
+    try {
+      items = (await entry.instance.chatStream(providerRequest, call))[Symbol.asyncIterator]();
+      // Reading the first item before the headers turns an early failure into a proper error reply.
+      first = await items.next();
+    } catch (error) {
+      throw classify(error);
+    }
     const frames = chatStreamFrames(first, items, {
+      classify,
       includeUsage: request.stream_options?.include_usage === true,
       keepServiceTier,
       clientGone: () => signal.aborted,

@@ -1,0 +1,115 @@
+/**
+ * @modelmux/provider-openai: OpenAI's Chat Completions API, and every server that speaks it
+ * (Groq, Together, Mistral, DeepSeek, vLLM, Ollama's `/v1`, LM Studio…). Transport only: the
+ * translation lives in `request.ts`, `response.ts`, `stream.ts` and `errors.ts`.
+ */
+import { defineProvider, type ChatRequest, type HttpResponse, type JsonSchema, type PluginContext, type Provider, type ProviderCall } from "@modelmux/core";
+import { openaiCapabilities } from "./capabilities.ts";
+import { toBodyReadError, toProviderError } from "./errors.ts";
+import { toOpenAIRequest } from "./request.ts";
+import { parseCompletionText } from "./response.ts";
+import { readChatStream } from "./stream.ts";
+
+/** The keys of a `providers.<name>` block that this plugin reads (contract §3). */
+export interface OpenAIProviderOptions {
+  /**
+   * The API root, as the official SDK takes it: requests go to `${base_url}/chat/completions`.
+   * Default `https://api.openai.com/v1`. A trailing slash is ignored.
+   */
+  base_url?: string;
+  /** Sent as `Authorization: Bearer …` when set. Local servers (Ollama, vLLM) need none. */
+  api_key?: string;
+  /** Sent as `OpenAI-Organization`. */
+  organization?: string;
+  /** Sent as `OpenAI-Project`. */
+  project?: string;
+  /** Extra headers for every upstream request; they win over the ones above. */
+  headers?: Record<string, string>;
+}
+
+export const DEFAULT_BASE_URL = "https://api.openai.com/v1";
+
+/** Validated by the core with Ajv before the server starts; typos in a key are an error. */
+export const optionsSchema: JsonSchema = {
+  type: "object",
+  additionalProperties: false,
+  properties: {
+    // `format` gives the contract's "must be a URL"; `pattern` because `localhost:8080` is a URI too.
+    base_url: { type: "string", format: "uri", pattern: "^https?://", default: DEFAULT_BASE_URL, description: "API root, e.g. https://api.groq.com/openai/v1" },
+    api_key: { type: "string" },
+    organization: { type: "string" },
+    project: { type: "string" },
+    headers: { type: "object", additionalProperties: { type: "string" } },
+  },
+};
+
+/** The endpoint for a `base_url`: the SDK's convention, tolerant of a trailing slash. */
+export function chatCompletionsUrl(baseUrl: string = DEFAULT_BASE_URL): string {
+  return `${baseUrl.replace(/\/+$/, "")}/chat/completions`;
+}
+
+/**
+ * The headers every request carries, built once per kind of reply in `setup`. Names are
+ * lower-cased and the `headers` option comes last, so an entry there overrides a built-in header
+ * whatever its case (e.g. a gateway that wants its own `authorization`).
+ */
+export function buildHeaders(options: OpenAIProviderOptions, accept: string): Record<string, string> {
+  const headers: Record<string, string> = { "content-type": "application/json", accept };
+  if (options.api_key) headers.authorization = `Bearer ${options.api_key}`;
+  if (options.organization) headers["openai-organization"] = options.organization;
+  if (options.project) headers["openai-project"] = options.project;
+  for (const [name, value] of Object.entries(options.headers ?? {})) headers[name.toLowerCase()] = value;
+  return headers;
+}
+
+function setup(options: OpenAIProviderOptions, ctx: PluginContext): Provider {
+  const url = chatCompletionsUrl(options.base_url);
+  const secret = options.api_key || undefined;
+  const jsonHeaders = buildHeaders(options, "application/json");
+  const streamHeaders = buildHeaders(options, "text/event-stream");
+
+  /** Sends the request; any reply that is not a success is thrown as the mapped error. */
+  async function send(request: ChatRequest, call: ProviderCall, headers: Record<string, string>): Promise<HttpResponse> {
+    const res = await ctx.http.request({
+      url,
+      method: "POST",
+      // OpenAI logs `X-Client-Request-Id` with the request, so the router's id finds it there too.
+      headers: { ...headers, "x-client-request-id": call.requestId },
+      body: JSON.stringify(toOpenAIRequest(request, call.model)),
+      signal: call.signal,
+      timeoutMs: call.timeoutMs,
+      provider: ctx.name,
+    });
+    if (res.status < 300) return res;
+    const text = await res.body.text().catch(() => "");
+    const error = toProviderError(ctx.name, { status: res.status, text, headers: res.headers }, secret);
+    ctx.logger.debug(`upstream replied ${res.status} to ${call.requestId}: ${error.message}`);
+    throw error;
+  }
+
+  return {
+    capabilities: openaiCapabilities,
+
+    async chat(request: ChatRequest, call: ProviderCall) {
+      const res = await send(request, call, jsonHeaders);
+      const text = await res.body.text().catch((error: unknown) => {
+        throw toBodyReadError(error, ctx.name, call.timeoutMs);
+      });
+      return parseCompletionText(text, { provider: ctx.name, model: call.model, serviceTier: request.service_tier });
+    },
+
+    async chatStream(request: ChatRequest, call: ProviderCall) {
+      const res = await send(request, call, streamHeaders);
+      return readChatStream(res.body, { provider: ctx.name, timeoutMs: call.timeoutMs, secret });
+    },
+  };
+}
+
+/**
+ * The provider plugin. In the config:
+ * @example
+ * providers:
+ *   openai: { plugin: provider-openai, api_key: ${OPENAI_API_KEY}, models: [gpt-4o-mini] }
+ *   ollama: { plugin: provider-openai, base_url: http://127.0.0.1:11434/v1, models: [llama3.1:8b] }
+ */
+export default defineProvider<OpenAIProviderOptions>({ name: "openai", optionsSchema, setup });

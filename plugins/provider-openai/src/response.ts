@@ -1,0 +1,101 @@
+/**
+ * OpenAI Chat Completions reply -> the normalised `ChatCompletion`. OpenAI's own replies already
+ * have that shape; compatible servers often do not quite (no `usage`, no `created`, `null`
+ * `finish_reason`, tool arguments as an object), so every required field is filled defensively.
+ */
+import { upstreamError, type ChatChoice, type ChatCompletion, type FinishReason, type ToolCall, type Usage } from "@modelmux/core";
+
+type Json = Record<string, unknown>;
+
+const FINISH_REASONS: ReadonlySet<string> = new Set(["stop", "length", "tool_calls", "content_filter", "error"]);
+
+const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value);
+const toInt = (value: unknown): number => (typeof value === "number" && Number.isFinite(value) && value >= 0 ? Math.floor(value) : 0);
+
+/**
+ * Maps the upstream's finish reason. OpenAI's deprecated `function_call` is a tool call; anything
+ * else unknown (a compatible server's own reason, or none) reads as `stop`, and the original is
+ * kept in `native_finish_reason` so nothing is lost.
+ */
+export function mapFinishReason(reason: unknown): { finish_reason: FinishReason; native_finish_reason?: string } {
+  if (typeof reason === "string" && FINISH_REASONS.has(reason)) return { finish_reason: reason as FinishReason };
+  const mapped: FinishReason = reason === "function_call" ? "tool_calls" : "stop";
+  return typeof reason === "string" ? { finish_reason: mapped, native_finish_reason: reason } : { finish_reason: mapped };
+}
+
+function mapToolCalls(value: unknown, choiceIndex: number): ToolCall[] | undefined {
+  if (!Array.isArray(value) || value.length === 0) return undefined;
+  return value.filter(isObject).map((call, i) => {
+    const fn = isObject(call.function) ? call.function : {};
+    // Some servers (older Ollama) send the arguments as an object instead of a JSON string.
+    const args = typeof fn.arguments === "string" ? fn.arguments : JSON.stringify(fn.arguments ?? {});
+    return {
+      id: typeof call.id === "string" ? call.id : `call_${choiceIndex}_${i}`,
+      type: "function" as const,
+      function: { name: typeof fn.name === "string" ? fn.name : "", arguments: args },
+    };
+  });
+}
+
+function mapChoice(raw: unknown, position: number): ChatChoice {
+  const choice = isObject(raw) ? raw : {};
+  const message = isObject(choice.message) ? choice.message : {};
+  const index = typeof choice.index === "number" ? choice.index : position;
+  const out: ChatChoice = {
+    index,
+    ...mapFinishReason(choice.finish_reason),
+    message: { role: "assistant", content: typeof message.content === "string" ? message.content : null },
+  };
+  // OpenAI sends `refusal: null` and `logprobs: null`; kept so its replies pass through unchanged.
+  if (typeof message.refusal === "string" || message.refusal === null) out.message.refusal = message.refusal;
+  const toolCalls = mapToolCalls(message.tool_calls, index);
+  if (toolCalls) out.message.tool_calls = toolCalls;
+  if (Array.isArray(message.annotations)) out.message.annotations = message.annotations;
+  if (isObject(message.audio)) out.message.audio = message.audio;
+  if (isObject(choice.logprobs) || choice.logprobs === null) out.logprobs = choice.logprobs;
+  return out;
+}
+
+function mapUsage(raw: unknown): Usage {
+  const usage = isObject(raw) ? raw : {};
+  const prompt = toInt(usage.prompt_tokens);
+  const completion = toInt(usage.completion_tokens);
+  const out: Usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: toInt(usage.total_tokens) || prompt + completion };
+  if (isObject(usage.prompt_tokens_details)) out.prompt_tokens_details = usage.prompt_tokens_details;
+  if (isObject(usage.completion_tokens_details)) out.completion_tokens_details = usage.completion_tokens_details;
+  return out;
+}
+
+/**
+ * Maps a parsed 200 reply. Throws 502 `upstream_error` when it is not a chat completion at all.
+ * @param context.model the bare model requested, used when the reply names none.
+ * @param context.serviceTier the request's `service_tier`: the reply carries one only when the
+ *   request set it (service-interface.md), though OpenAI always sends it.
+ */
+export function toChatCompletion(body: unknown, context: { provider: string; model: string; serviceTier?: string | null }): ChatCompletion {
+  if (!isObject(body) || !Array.isArray(body.choices)) {
+    throw upstreamError(`${context.provider}: the reply is not a chat completion (no 'choices' array).`);
+  }
+  const completion: ChatCompletion = {
+    id: typeof body.id === "string" && body.id ? body.id : `chatcmpl-${crypto.randomUUID()}`,
+    object: "chat.completion",
+    created: typeof body.created === "number" && body.created >= 0 ? Math.floor(body.created) : Math.floor(Date.now() / 1000),
+    model: typeof body.model === "string" && body.model ? body.model : context.model,
+    choices: body.choices.map(mapChoice),
+    usage: mapUsage(body.usage),
+  };
+  if (context.serviceTier != null && typeof body.service_tier === "string") completion.service_tier = body.service_tier;
+  if (typeof body.system_fingerprint === "string") completion.system_fingerprint = body.system_fingerprint;
+  return completion;
+}
+
+/** Parses a 200 reply's text; a body that is not JSON is a 502, not a crash. */
+export function parseCompletionText(text: string, context: { provider: string; model: string; serviceTier?: string | null }): ChatCompletion {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch (error) {
+    throw upstreamError(`${context.provider}: the reply is not valid JSON.`, error);
+  }
+  return toChatCompletion(body, context);
+}

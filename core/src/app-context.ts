@@ -18,6 +18,8 @@ declare module "h3" {
   interface H3EventContext {
     /** Set by the request hook for every request; echoed as `x-request-id`. */
     requestId: string;
+    /** `performance.now()` when the request arrived, for the access log. */
+    startedAt: number;
     /** Set by the auth middleware on `/v1/**`. */
     principal?: Principal;
     /** The `provider/model` a request was routed to, for the access log. */

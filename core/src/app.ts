@@ -16,7 +16,26 @@ function assignRequestId(event: H3Event): void {
   const given = event.req.headers.get("x-request-id");
   const id = given && CLIENT_REQUEST_ID.test(given) ? given : randomUUID();
   event.context.requestId = id;
+  event.context.startedAt = performance.now();
   event.res.headers.set("x-request-id", id);
+}
+
+/**
+ * One access-log line per request (batched by the logger, written off the request path). Never
+ * the Authorization header or a body: only who (app/developer), what, how it ended and how long.
+ */
+function createAccessLog(logger: AppContext["logger"]) {
+  return function logAccess(response: Response, event: H3Event): void {
+    const { requestId, startedAt, principal, model } = event.context;
+    const ms = Math.round((performance.now() - startedAt) * 10) / 10;
+    logger.info(`${event.req.method} ${event.url.pathname}`, {
+      status: response.status,
+      duration_ms: ms,
+      ...(model && { model }),
+      ...(principal && { app: principal.app, developer: principal.developer }),
+      request_id: requestId,
+    });
+  };
 }
 
 /** Maps what h3 hands the error hook to our error: ours as is, h3's own by status, the rest a 500. */
@@ -49,6 +68,7 @@ export function createApp(ctx: AppContext): H3 {
     // Our error hook logs through the router's logger; h3 must not write to the console itself.
     silent: true,
     onRequest: assignRequestId,
+    onResponse: createAccessLog(ctx.logger),
     onError(error, event) {
       const mapped = toEnvelopeError(error, event);
       const requestId = event.context.requestId;

@@ -23,10 +23,22 @@ function formatArg(arg: unknown): string {
   return inspect(arg, { depth: 4, breakLength: Infinity });
 }
 
+function isFields(arg: unknown): arg is Record<string, unknown> {
+  return typeof arg === "object" && arg !== null && Object.getPrototypeOf(arg) === Object.prototype;
+}
+
+/** Fields objects print as `key=value` for a terminal; JSON lines merge them as properties. */
+function prettyArg(arg: unknown): string {
+  if (!isFields(arg)) return formatArg(arg);
+  return Object.entries(arg)
+    .map(([key, value]) => `${key}=${typeof value === "string" ? value : JSON.stringify(value)}`)
+    .join(" ");
+}
+
 function prettyLine(entry: LogObject): string {
   const time = entry.date.toISOString().slice(11, 23);
   const tag = entry.tag ? ` [${entry.tag}]` : "";
-  return `${time} ${entry.type.toUpperCase().padEnd(5)}${tag} ${entry.args.map(formatArg).join(" ")}\n`;
+  return `${time} ${entry.type.toUpperCase().padEnd(5)}${tag} ${entry.args.map(prettyArg).join(" ")}\n`;
 }
 
 function jsonLine(entry: LogObject): string {
@@ -35,7 +47,7 @@ function jsonLine(entry: LogObject): string {
   if (entry.tag) record.tag = entry.tag;
   record.msg = formatArg(first);
   for (const arg of rest) {
-    if (arg && typeof arg === "object" && !(arg instanceof Error)) Object.assign(record, arg);
+    if (isFields(arg)) Object.assign(record, arg);
     else record.msg += ` ${formatArg(arg)}`;
   }
   return `${JSON.stringify(record)}\n`;

@@ -140,27 +140,27 @@ for (const transport of TRANSPORTS) {
       fake.setNext({ error: { status: 400, message: "Invalid schema for function 'f'", param: "tools[0]", code: "invalid_function_parameters" } });
       const bad = await ask().catch((e: unknown) => e);
       expect(bad).toBeInstanceOf(OpenAI.BadRequestError);
-      expect((bad as OpenAI.APIError).message).toContain("Invalid schema for function 'f'");
-      expect((bad as OpenAI.APIError).type).toBe("invalid_request_error");
+      expect((bad as InstanceType<typeof OpenAI.APIError>).message).toContain("Invalid schema for function 'f'");
+      expect((bad as InstanceType<typeof OpenAI.APIError>).type).toBe("invalid_request_error");
 
       fake.setNext({ error: { status: 429, message: "Slow down", retryAfter: "7" } });
-      const limited = (await ask().catch((e: unknown) => e)) as OpenAI.APIError;
+      const limited = (await ask().catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
       expect(limited).toBeInstanceOf(OpenAI.RateLimitError);
       expect(limited.headers?.get("retry-after")).toBe("7");
       expect(limited.type).toBe("rate_limit_error");
 
       fake.setNext({ error: { status: 503, message: "overloaded" } });
-      const down = (await ask().catch((e: unknown) => e)) as OpenAI.APIError;
+      const down = (await ask().catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
       expect(down.status).toBe(502);
       expect(down.code).toBe("upstream_error");
 
       fake.setNext({ error: { status: 401, message: "Incorrect API key provided" } });
-      const upstreamAuth = (await ask().catch((e: unknown) => e)) as OpenAI.APIError;
+      const upstreamAuth = (await ask().catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
       expect(upstreamAuth.status).toBe(401);
       expect(JSON.stringify(upstreamAuth.error)).not.toContain(UPSTREAM_KEY);
 
       fake.setNext({ raw: { body: "{not json" } });
-      const unreadable = (await ask().catch((e: unknown) => e)) as OpenAI.APIError;
+      const unreadable = (await ask().catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
       expect(unreadable.status).toBe(502);
     });
 

@@ -9,6 +9,9 @@ import { createChatCompletionHandler } from "./endpoints/chat-completions.ts";
 import { createModelsHandler } from "./endpoints/models.ts";
 import { internalError, invalidRequest, methodNotAllowed, ModelmuxError, notFound } from "./errors.ts";
 
+/** The content type h3 gives returned objects; errors and prebuilt bodies use the same. */
+export const JSON_TYPE = "application/json;charset=UTF-8";
+
 /** A client's own request id is kept when it is short and plain, so it cannot forge log lines. */
 const CLIENT_REQUEST_ID = /^[\w.:-]{1,128}$/;
 
@@ -51,7 +54,7 @@ function toEnvelopeError(error: HTTPError, event: H3Event): ModelmuxError {
 }
 
 function errorResponse(error: ModelmuxError, requestId: string | undefined): Response {
-  const headers: Record<string, string> = { "content-type": "application/json; charset=utf-8", ...error.headers };
+  const headers: Record<string, string> = { "content-type": JSON_TYPE, ...error.headers };
   if (requestId) headers["x-request-id"] = requestId;
   return new Response(JSON.stringify(error.toEnvelope()), { status: error.status, headers });
 }
@@ -79,14 +82,19 @@ export function createApp(ctx: AppContext): H3 {
     },
   });
 
-  app.get("/healthz", () => ({ status: "ok" }));
+  const health = () => ({ status: "ok" });
+  app.get("/healthz", health);
+  app.on("HEAD", "/healthz", health);
   app.use("/v1/**", function authenticateRequest(event) {
     event.context.principal = ctx.authenticate(event.req.headers.get("authorization"));
   });
   app.post("/v1/chat/completions", createChatCompletionHandler(ctx));
   app.all("/v1/chat/completions", onlyMethods("POST"));
-  app.get("/v1/models", createModelsHandler(ctx.models.entries));
-  app.all("/v1/models", onlyMethods("GET"));
-  app.all("/healthz", onlyMethods("GET"));
+  const listModels = createModelsHandler(ctx.models.entries);
+  app.get("/v1/models", listModels);
+  // HEAD is answered wherever GET is (RFC 9110): health checks of load balancers use it.
+  app.on("HEAD", "/v1/models", listModels);
+  app.all("/v1/models", onlyMethods("GET", "HEAD"));
+  app.all("/healthz", onlyMethods("GET", "HEAD"));
   return app;
 }

@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ConfigError } from "./config/config-error.ts";
-import { DEFAULT_CONFIG_PATH, loadConfigFile } from "./config/load-config.ts";
+import { DEFAULT_CONFIG_PATH, inConfigFile, readConfigFile } from "./config/load-config.ts";
 import { createRouter } from "./router.ts";
 import { startServer } from "./server.ts";
 
@@ -36,10 +36,12 @@ function fail(message: string): never {
 }
 
 async function build(flag: string | undefined) {
-  const file = configPath(flag, process.env);
-  const { config, path, baseDir } = loadConfigFile(file);
-  const router = await createRouter(config, { baseDir });
-  return { router, path };
+  const { raw, path, baseDir } = readConfigFile(configPath(flag, process.env));
+  try {
+    return { router: await createRouter(raw, { baseDir }), path };
+  } catch (error) {
+    throw inConfigFile(path, error);
+  }
 }
 
 async function check(flag: string | undefined): Promise<void> {

@@ -49,7 +49,8 @@ export function invalidRequest(message: string, opts: { code?: string; param?: s
 
 /** 401 for a missing, malformed or unknown credential. The message never echoes the key. */
 export function invalidApiKey(message = "Invalid API key. Send 'Authorization: Bearer <key>' with a key configured in auth.api_keys."): ModelmuxError {
-  return new ModelmuxError(message, { status: 401, type: "api_error", code: "invalid_api_key" });
+  // RFC 9110 asks a 401 to name the scheme it wants.
+  return new ModelmuxError(message, { status: 401, type: "api_error", code: "invalid_api_key", headers: { "www-authenticate": 'Bearer realm="modelmux"' } });
 }
 
 /** 404 for a model name that is neither `provider/model` of a configured model nor an alias. */

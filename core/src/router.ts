@@ -64,18 +64,29 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
   const settings = resolveServer(checked);
   const { keys, generated } = resolveApiKeys(checked);
   const http = options.http ?? createHttpClient();
+  const closeHttp = () => (options.http ? Promise.resolve() : http.close());
 
-  const { providers, skipped } = await setupProviders(checked, {
+  const providers = await setupProviders(checked, {
     baseDir: options.baseDir ?? process.cwd(),
     env,
     logger,
     http,
     plugins: options.plugins ?? {},
+  }).catch(async (error: unknown) => {
+    await closeHttp();
+    throw error;
   });
-  const served = new Set(providers.flatMap((p) => p.models.map((m) => `${p.provider}/${m.id}`)));
-  const { aliases, dropped } = resolveAliases(checked, served, skipped);
-  if (dropped.length > 0) logger.info(`aliases off with their provider: ${dropped.join(", ")}`);
-  const models = buildModelTable(providers, aliases);
+  const closeProviders = () => Promise.allSettled(providers.map((p) => p.instance.close?.()));
+  let models: ModelTable;
+  try {
+    const { aliases, dropped } = resolveAliases(checked, new Set(providers.map((p) => p.provider)));
+    if (dropped.length > 0) logger.info(`aliases off with their provider: ${dropped.join(", ")}`);
+    models = buildModelTable(providers, aliases);
+  } catch (error) {
+    await closeProviders();
+    await closeHttp();
+    throw error;
+  }
 
   const ctx: AppContext = {
     models,
@@ -96,8 +107,8 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
     logger,
     generatedKeys: generated,
     async close() {
-      await Promise.allSettled(providers.map((p) => p.instance.close?.()));
-      if (!options.http) await http.close();
+      await closeProviders();
+      await closeHttp();
       logger.flush();
     },
   };

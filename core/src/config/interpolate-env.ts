@@ -7,7 +7,7 @@ const PATTERN = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 
 export class MissingEnvError extends Error {
   constructor(readonly variable: string, readonly path: string) {
-    super(`${path}: environment variable ${variable} is not set (write \${${variable}:-default} to give a default)`);
+    super(`${path}: environment variable ${variable} is not set or is empty (write \${${variable}:-default} to give a default)`);
   }
 }
 

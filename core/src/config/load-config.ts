@@ -54,16 +54,21 @@ export function prepareConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env
   return validateConfig(substituted);
 }
 
-export interface LoadedConfigFile {
-  config: ModelmuxConfig;
+export interface ConfigFile {
+  /** The parsed YAML, before `${VAR}` substitution: `createRouter` substitutes it, exactly once. */
+  raw: ModelmuxConfig;
   /** Absolute path of the file that was read. */
   path: string;
   /** Where `./` plugin paths are resolved from. */
   baseDir: string;
 }
 
-/** Reads, substitutes and validates a YAML config file. */
-export function loadConfigFile(file: string, env: NodeJS.ProcessEnv = process.env): LoadedConfigFile {
+export interface LoadedConfigFile extends Omit<ConfigFile, "raw"> {
+  config: ModelmuxConfig;
+}
+
+/** Reads and parses a YAML config file, without substituting or validating it. */
+export function readConfigFile(file: string): ConfigFile {
   const path = resolve(file);
   let text: string;
   try {
@@ -80,10 +85,20 @@ export function loadConfigFile(file: string, env: NodeJS.ProcessEnv = process.en
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
     throw new ConfigError(`${path}: the config must be a YAML mapping`);
   }
+  return { raw: raw as ModelmuxConfig, path, baseDir: dirname(path) };
+}
+
+/** Prefixes a config error with the file it came from. */
+export function inConfigFile(path: string, error: unknown): unknown {
+  return error instanceof ConfigError ? new ConfigError(`${path}: ${error.message}`, { cause: error }) : error;
+}
+
+/** Reads, substitutes and validates a YAML config file. */
+export function loadConfigFile(file: string, env: NodeJS.ProcessEnv = process.env): LoadedConfigFile {
+  const { raw, path, baseDir } = readConfigFile(file);
   try {
-    return { config: prepareConfig(raw, env), path, baseDir: dirname(path) };
+    return { config: prepareConfig(raw, env), path, baseDir };
   } catch (error) {
-    if (error instanceof ConfigError) throw new ConfigError(`${path}: ${error.message}`);
-    throw error;
+    throw inConfigFile(path, error);
   }
 }

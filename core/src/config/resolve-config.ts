@@ -55,23 +55,21 @@ export function resolveApiKeys(config: ModelmuxConfig): ResolvedKeys {
 }
 
 /**
- * Keeps aliases whose target is a served model. An alias to a provider that is off is dropped
- * (returned in `dropped`); an alias to a model the config never names is an error.
+ * Keeps aliases whose target is a served model. Every alias must name a model the config lists; one
+ * whose provider is off (`requires_env`) is dropped and returned in `dropped`.
  */
-export function resolveAliases(config: ModelmuxConfig, servedModels: ReadonlySet<string>, skippedProviders: readonly string[]) {
+export function resolveAliases(config: ModelmuxConfig, servedProviders: ReadonlySet<string>) {
+  const configured = new Set(
+    Object.entries(config.providers).flatMap(([name, block]) => block.models.map((m) => `${name}/${typeof m === "string" ? m : m.id}`)),
+  );
   const aliases: Record<string, string> = {};
   const dropped: string[] = [];
   for (const [alias, target] of Object.entries(config.aliases ?? {})) {
-    if (servedModels.has(target)) {
-      aliases[alias] = target;
-      continue;
+    if (!configured.has(target)) {
+      throw new ConfigError(`aliases.${alias}: '${target}' is not a configured model (name one of providers.<name>.models as 'provider/model')`);
     }
-    const provider = target.slice(0, target.indexOf("/"));
-    if (skippedProviders.includes(provider)) {
-      dropped.push(alias);
-      continue;
-    }
-    throw new ConfigError(`aliases.${alias}: '${target}' is not a configured model (name one of providers.<name>.models as 'provider/model')`);
+    if (servedProviders.has(target.slice(0, target.indexOf("/")))) aliases[alias] = target;
+    else dropped.push(alias);
   }
   return { aliases, dropped };
 }

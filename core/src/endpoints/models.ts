@@ -4,6 +4,7 @@
  * is made once at start-up.
  */
 import type { H3Event } from "h3";
+import { JSON_TYPE } from "../app.ts";
 import type { ModelEntry } from "../models.ts";
 
 export function modelsListBody(entries: readonly ModelEntry[], startedAt: Date): string {
@@ -25,7 +26,7 @@ export function modelsListBody(entries: readonly ModelEntry[], startedAt: Date):
 export function createModelsHandler(entries: readonly ModelEntry[], startedAt = new Date()) {
   const body = modelsListBody(entries, startedAt);
   return function listModels(event: H3Event) {
-    event.res.headers.set("content-type", "application/json; charset=utf-8");
+    event.res.headers.set("content-type", JSON_TYPE);
     return body;
   };
 }

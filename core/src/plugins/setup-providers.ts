@@ -48,7 +48,7 @@ function pluginOptions(block: ProviderConfig): Record<string, unknown> {
 }
 
 async function definitionFor(reference: string, path: string, ctx: SetupContext): Promise<ProviderDefinition<never>> {
-  const given = ctx.plugins[reference];
+  const given = Object.hasOwn(ctx.plugins, reference) ? ctx.plugins[reference] : undefined;
   if (given) {
     if (given.kind !== "provider") throw new ConfigError(`${path}: '${reference}' is not a provider plugin`);
     return given;
@@ -61,9 +61,22 @@ function missingEnv(block: ProviderConfig, env: NodeJS.ProcessEnv): string | und
   return block.requires_env?.find((name) => !env[name]);
 }
 
-/** Sets up the providers; providers whose `requires_env` is not met are skipped with a log line. */
-export async function setupProviders(config: ModelmuxConfig, ctx: SetupContext): Promise<{ providers: ProviderModels[]; skipped: string[] }> {
+/**
+ * Sets up the providers; providers whose `requires_env` is not met are skipped with a log line.
+ * When one fails, those already set up are closed before the error is thrown.
+ */
+export async function setupProviders(config: ModelmuxConfig, ctx: SetupContext): Promise<ProviderModels[]> {
   const providers: ProviderModels[] = [];
+  try {
+    await setupEach(config, ctx, providers);
+  } catch (error) {
+    await Promise.allSettled(providers.map((p) => p.instance.close?.()));
+    throw error;
+  }
+  return providers;
+}
+
+async function setupEach(config: ModelmuxConfig, ctx: SetupContext, providers: ProviderModels[]): Promise<void> {
   const skipped: string[] = [];
   for (const [name, block] of Object.entries(config.providers)) {
     const path = `providers.${name}`;
@@ -96,5 +109,4 @@ export async function setupProviders(config: ModelmuxConfig, ctx: SetupContext):
   if (providers.length === 0) {
     throw new ConfigError(`providers: no provider is on (skipped for missing environment variables: ${skipped.join(", ")})`);
   }
-  return { providers, skipped };
 }

@@ -99,7 +99,9 @@ export const chatRequestSchema: JsonSchema = {
     max_completion_tokens: nullableCount,
     max_tokens: nullableCount,
     metadata,
-    n: nullableCount,
+    // The interface sets only >= 0; 128 is OpenAI's own ceiling, and without one a single request
+    // could make a reply of any size.
+    n: { type: ["integer", "null"], minimum: 0, maximum: 128 },
     parallel_tool_calls: nullableBoolean,
     prediction: {
       type: ["object", "null"],

@@ -1,0 +1,270 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { connect } from "node:net";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { DEFAULT_CONFIG_PATH } from "../core/src/config/load-config.ts";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const BIN = "core/bin/modelmux.mjs";
+const CONFIGS = fileURLToPath(new URL("./fixtures/configs/", import.meta.url));
+const VERSION = (JSON.parse(readFileSync(new URL("../core/package.json", import.meta.url), "utf8")) as { version: string }).version;
+const TIME_LIMIT_MS = 12_000;
+
+/** The test process's environment without anything that would change what the default config does. */
+function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const name of Object.keys(env)) {
+    if (name.startsWith("MODELMUX_") || name.startsWith("OPENAI_")) delete env[name];
+  }
+  return { ...env, ...extra };
+}
+
+interface Running {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Resolves with the first match of `pattern` in stderr. */
+  waitForStderr(pattern: RegExp): Promise<RegExpMatchArray>;
+}
+
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const child of children.splice(0)) {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  }
+});
+
+function start(args: string[], env: NodeJS.ProcessEnv = cleanEnv()): Running {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  children.push(child);
+  let stdout = "";
+  let stderr = "";
+  const listeners = new Set<() => void>();
+  child.stdout!.setEncoding("utf8").on("data", (text: string) => (stdout += text));
+  child.stderr!.setEncoding("utf8").on("data", (text: string) => {
+    stderr += text;
+    for (const listener of listeners) listener();
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once("close", (code, signal) => resolve({ code, signal })),
+  );
+  const timer = setTimeout(() => child.kill("SIGKILL"), TIME_LIMIT_MS);
+  void exited.then(() => clearTimeout(timer));
+  return {
+    child,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    exited,
+    waitForStderr(pattern) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const match = stderr.match(pattern);
+          if (!match) return;
+          listeners.delete(check);
+          resolve(match);
+        };
+        listeners.add(check);
+        void exited.then(() => {
+          listeners.delete(check);
+          reject(new Error(`the CLI exited before printing ${pattern}; stderr:\n${stderr}`));
+        });
+        check();
+      });
+    },
+  };
+}
+
+async function run(args: string[], env?: NodeJS.ProcessEnv) {
+  const running = start(args, env);
+  const { code } = await running.exited;
+  return { code, stdout: running.stdout(), stderr: running.stderr() };
+}
+
+/** Starts `serve` and returns the URL from its `serving http://…` log line. */
+async function serve(args: string[], env?: NodeJS.ProcessEnv) {
+  const running = start(["serve", "--host", "127.0.0.1", "--port", "0", ...args], env);
+  const [, url] = await running.waitForStderr(/serving (http:\/\/127\.0\.0\.1:\d+)/);
+  return { ...running, url: url! };
+}
+
+/** Resolves with the error code of a TCP connection attempt, or "connected". */
+function tryConnect(port: number): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = connect(port, "127.0.0.1");
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve("connected");
+    });
+    socket.once("error", (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
+  });
+}
+
+describe("modelmux check", () => {
+  it("validates the default config and prints its models", async () => {
+    const { code, stdout } = await run(["check"]);
+    expect(code).toBe(0);
+    expect(stdout).toBe(`[modelmux] ${DEFAULT_CONFIG_PATH} is valid: 1 model(s): echo/echo-1\n`);
+  });
+
+  it("reads MODELMUX_CONFIG when --config is not given, resolving ./ plugins from the file's folder", async () => {
+    const { code, stdout, stderr } = await run(["check"], cleanEnv({ MODELMUX_CONFIG: "test/fixtures/configs/local-plugin.yaml" }));
+    expect(stderr).toBe("");
+    expect(code).toBe(0);
+    expect(stdout).toBe(`[modelmux] ${CONFIGS}local-plugin.yaml is valid: 1 model(s): local/reporter-1\n`);
+  });
+
+  it("prefers --config over MODELMUX_CONFIG", async () => {
+    const env = cleanEnv({ MODELMUX_CONFIG: "test/fixtures/configs/broken-port.yaml" });
+    const { code, stdout } = await run(["check", "--config", "test/fixtures/configs/local-plugin.yaml"], env);
+    expect(code).toBe(0);
+    expect(stdout).toContain("local/reporter-1");
+  });
+
+  it("exits 1 on a schema error with '[modelmux] <file>: <field path>: …' on stderr", async () => {
+    const { code, stdout, stderr } = await run(["check", "--config", "test/fixtures/configs/broken-port.yaml"]);
+    expect(code).toBe(1);
+    expect(stdout).toBe("");
+    expect(stderr).toBe(`[modelmux] ${CONFIGS}broken-port.yaml: server.port: must be <= 65535\n`);
+  });
+
+  it("exits 1 when a plugin option is refused, naming the option's path", async () => {
+    const { code, stderr } = await run(["check", "--config", "test/fixtures/configs/bad-plugin-option.yaml"]);
+    expect(code).toBe(1);
+    expect(stderr).toBe(`[modelmux] ${CONFIGS}bad-plugin-option.yaml: providers.openai.base_ur: is not a known field\n`);
+  });
+
+  it("takes an environment value literally, even one that contains ${…}", async () => {
+    const { code, stdout } = await run(["check"], cleanEnv({ MODELMUX_API_KEY: "sk-${NOT_A_VARIABLE}" }));
+    expect(code).toBe(0);
+    expect(stdout).toContain("is valid");
+  });
+
+  it("exits 1 on a config file that does not exist", async () => {
+    const { code, stderr } = await run(["check", "--config", "test/fixtures/configs/missing.yaml"]);
+    expect(code).toBe(1);
+    expect(stderr).toBe(`[modelmux] cannot read config file ${CONFIGS}missing.yaml (ENOENT)\n`);
+  });
+});
+
+describe("modelmux arguments", () => {
+  it.each<[string, string[]]>([
+    ["--help", ["--help"]],
+    ["-h", ["-h"]],
+    ["no arguments", []],
+  ])("prints the usage for %s and exits 0", async (_label, args) => {
+    const { code, stdout } = await run(args);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^Usage:\n  modelmux serve \[--config FILE\] \[--host HOST\] \[--port PORT\]/);
+    expect(stdout).toContain("modelmux check [--config FILE]");
+  });
+
+  it("prints the core's version for --version", async () => {
+    const { code, stdout } = await run(["--version"]);
+    expect(code).toBe(0);
+    expect(stdout).toBe(`${VERSION}\n`);
+  });
+
+  it("exits 1 on an unknown command, with the usage", async () => {
+    const { code, stdout, stderr } = await run(["frobnicate"]);
+    expect(code).toBe(1);
+    expect(stdout).toBe("");
+    expect(stderr).toMatch(/^\[modelmux\] unknown command 'frobnicate'\nUsage:/);
+  });
+
+  it("exits 1 on an unknown option", async () => {
+    const { code, stderr } = await run(["check", "--bogus"]);
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/^\[modelmux\] Unknown option '--bogus'/);
+  });
+
+  it("exits 1 on a --port that is not a port number", async () => {
+    const { code, stderr } = await run(["serve", "--port", "http"]);
+    expect(code).toBe(1);
+    expect(stderr).toContain("[modelmux] --port: must be an integer from 0 to 65535, got 'http'");
+  });
+});
+
+describe("modelmux serve", () => {
+  it("answers /healthz, prints a generated key once, accepts it, and stops on SIGTERM with exit 0", async () => {
+    const server = await serve([]);
+    const [, key] = await server.waitForStderr(/\n {4}(sk-modelmux-[A-Za-z0-9_-]+)\n/);
+
+    const health = await fetch(`${server.url}/healthz`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toEqual({ status: "ok" });
+
+    const models = await fetch(`${server.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
+    expect(models.status).toBe(200);
+    expect(((await models.json()) as { data: Array<{ id: string }> }).data.map((m) => m.id)).toEqual(["echo/echo-1"]);
+    expect((await fetch(`${server.url}/v1/models`)).status).toBe(401);
+    expect((await fetch(`${server.url}/v1/models`, { headers: { authorization: "Bearer sk-modelmux-guess" } })).status).toBe(401);
+
+    server.child.kill("SIGTERM");
+    expect(await server.exited).toEqual({ code: 0, signal: null });
+    const stderr = server.stderr();
+    expect(stderr.split(key!).length - 1).toBe(1);
+    expect(server.stdout()).not.toContain(key);
+    const keyLine = stderr.split("\n").find((line) => line.includes(key!));
+    expect(keyLine).toBe(`    ${key}`);
+    expect(stderr).toContain("No API key was configured (MODELMUX_API_KEY is unset), so one was generated for this run:");
+    expect(stderr).toMatch(/INFO {2}models: echo\/echo-1\n/);
+  });
+
+  it("uses MODELMUX_API_KEY and prints no generated key when it is set", async () => {
+    const server = await serve([], cleanEnv({ MODELMUX_API_KEY: "sk-chosen-by-test" }));
+    const ok = await fetch(`${server.url}/v1/models`, { headers: { authorization: "Bearer sk-chosen-by-test" } });
+    expect(ok.status).toBe(200);
+    server.child.kill("SIGTERM");
+    expect((await server.exited).code).toBe(0);
+    expect(server.stderr()).not.toContain("sk-modelmux-");
+    expect(server.stderr()).not.toContain("sk-chosen-by-test");
+  });
+
+  it("on SIGTERM refuses new connections, finishes an in-flight stream, then exits 0", async () => {
+    const key = "sk-slow-stream-test";
+    const server = await serve(["--config", "test/fixtures/configs/slow-echo.yaml"], cleanEnv({ MODELMUX_API_KEY: key }));
+    const port = Number(new URL(server.url).port);
+    const text = "abcdefghijklmnopqrstuvwxyz0123456789ABCD"; // 20 chunks of 2, 50 ms apart: about 1 s
+    const response = await fetch(`${server.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "echo/echo-1", stream: true, messages: [{ role: "user", content: text }] }),
+    });
+    expect(response.status).toBe(200);
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let body = (await reader.read()).value ?? "";
+    expect(body).not.toContain("[DONE]");
+
+    const signalledAt = Date.now();
+    server.child.kill("SIGTERM");
+    await server.waitForStderr(/SIGTERM: stopping/);
+    expect(await tryConnect(port)).toBe("ECONNREFUSED");
+
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) body += chunk.value;
+    expect(Date.now() - signalledAt).toBeGreaterThan(300);
+    expect(body.endsWith("data: [DONE]\n\n")).toBe(true);
+    const content = body
+      .split("\n\n")
+      .filter((frame) => frame.startsWith("data: {"))
+      .map((frame) => (JSON.parse(frame.slice(6)) as { choices: Array<{ delta: { content?: string } }> }).choices[0]?.delta.content ?? "")
+      .join("");
+    expect(content).toBe(text);
+    expect(await server.exited).toEqual({ code: 0, signal: null });
+  });
+
+  it("stops on SIGINT with exit 0", async () => {
+    const server = await serve([], cleanEnv({ MODELMUX_API_KEY: "sk-sigint-test" }));
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    server.child.kill("SIGINT");
+    expect(await server.exited).toEqual({ code: 0, signal: null });
+    expect(server.stderr()).toContain("SIGINT: stopping");
+  });
+
+  it("exits 1 without serving when the config is broken", async () => {
+    const { code, stderr } = await run(["serve", "--port", "0", "--config", "test/fixtures/configs/broken-port.yaml"]);
+    expect(code).toBe(1);
+    expect(stderr).toBe(`[modelmux] ${CONFIGS}broken-port.yaml: server.port: must be <= 65535\n`);
+  });
+});

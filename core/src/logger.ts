@@ -95,6 +95,9 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const consola = createConsola({
     level: levelName === "silent" ? LogLevels.silent : LogLevels[levelName],
     reporters: [{ log: (entry) => writer.push(line(entry)) }],
+    // consola's de-duplication JSON-serialises every entry to compare it with the last one; a
+    // server's access log is never a repeat worth folding, and the work is per request.
+    throttle: 0,
   });
   return Object.assign(consola, { flush: writer.flush });
 }

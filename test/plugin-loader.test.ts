@@ -126,6 +126,11 @@ describe("plugin options", () => {
     expect(await startError(config)).toBe("providers.openai.base_ur: is not a known field");
   });
 
+  it.each(["localhost:8080/v1", "not a url", "ftp://files.example/v1", "http://"])("refuses base_url %j: it must be an http(s) URL", async (base_url) => {
+    const config = testConfig({ openai: { plugin: "provider-openai", base_url, models: ["gpt-4o-mini"] } });
+    expect(await startError(config)).toBe("providers.openai.base_url: must be an http(s) URL");
+  });
+
   it("refuses an option of provider-echo that breaks its schema", async () => {
     const config = testConfig({ echo: { plugin: "provider-echo", chunk_size: 0, models: ["echo-1"] } });
     expect(await startError(config)).toBe("providers.echo.chunk_size: must be >= 1");

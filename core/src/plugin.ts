@@ -66,7 +66,8 @@ export interface ProviderDefinition<Options = Record<string, unknown>> {
   /**
    * JSON Schema for the plugin's own keys of a `providers.<name>` block (`base_url`, `api_key`…).
    * The core's keys (`plugin`, `models`, `capabilities`, `rate_limit`, `timeout`, `requires_env`)
-   * are removed before validation, so `additionalProperties: false` catches typos.
+   * are removed before validation, so `additionalProperties: false` catches typos. Besides
+   * ajv-formats' formats, `format: "http-url"` checks an absolute http(s) URL; `default`s are applied.
    */
   optionsSchema: JsonSchema;
   setup(options: Options, ctx: PluginContext): Provider | Promise<Provider>;

@@ -42,7 +42,21 @@ export interface FormattedValidationError {
 export function createAjv(overrides: Options = {}): Ajv {
   const ajv = new Ajv({ strict: true, allErrors: false, allowUnionTypes: true, ...overrides });
   addFormats(ajv);
+  ajv.addFormat("http-url", isHttpUrl);
   return ajv;
+}
+
+/**
+ * The `http-url` format, for plugins' `base_url` options: an absolute http or https URL. `uri`
+ * alone accepts `localhost:8080` (scheme "localhost"), a common slip in a config.
+ */
+function isHttpUrl(value: string): boolean {
+  if (!/^https?:\/\//i.test(value)) return false;
+  try {
+    return new URL(value).host !== "";
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -24,7 +24,7 @@ const ARTICLE: Record<string, string> = {
 };
 
 // Formats whose names are not words; the others read well as they are ("a date-time").
-const FORMAT_NAMES: Record<string, string> = { uri: "a URL", url: "a URL", "uri-reference": "a URI reference", email: "an email address" };
+const FORMAT_NAMES: Record<string, string> = { uri: "a URL", url: "a URL", "http-url": "an http(s) URL", "uri-reference": "a URI reference", email: "an email address" };
 
 /** Describes one Ajv error. Params are read defensively: custom keywords may carry their own. */
 export function describeRule(error: ErrorObject): DescribedRule {

@@ -34,8 +34,8 @@ export const optionsSchema: JsonSchema = {
   type: "object",
   additionalProperties: false,
   properties: {
-    // `format` gives the contract's "must be a URL"; `pattern` because `localhost:8080` is a URI too.
-    base_url: { type: "string", format: "uri", pattern: "^https?://", default: DEFAULT_BASE_URL, description: "API root, e.g. https://api.groq.com/openai/v1" },
+    // The core's `http-url` format: `uri` alone would take `localhost:8080` (scheme "localhost").
+    base_url: { type: "string", format: "http-url", default: DEFAULT_BASE_URL, description: "API root, e.g. https://api.groq.com/openai/v1" },
     api_key: { type: "string" },
     organization: { type: "string" },
     project: { type: "string" },

@@ -5,37 +5,11 @@
  */
 import OpenAI from "openai";
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
-import { defineProvider, type ChatCompletion } from "@modelmux/core";
 import { createLogger } from "../core/src/logger.ts";
 import { postJson, readSse, startHarness, testConfig, TEST_KEY, TRANSPORTS, type Harness } from "./helpers/harness.ts";
+import { createProbe } from "./helpers/probe-provider.ts";
 
-/** The injected provider: counts calls and answers "ok", or throws `error` when set. */
-const probe = { calls: 0, error: undefined as unknown };
-
-const completion = (model: string): ChatCompletion => ({
-  id: "chatcmpl-probe", object: "chat.completion", created: 0, model,
-  choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: "ok" } }],
-  usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-});
-
-const probePlugin = defineProvider({
-  name: "probe",
-  optionsSchema: { type: "object" },
-  setup: () => ({
-    capabilities: () => ({}),
-    async chat(_request, call) {
-      probe.calls++;
-      if (probe.error !== undefined) throw probe.error;
-      return completion(call.model);
-    },
-    async chatStream(_request, call) {
-      probe.calls++;
-      return (async function* () {
-        yield { id: "c", object: "chat.completion.chunk" as const, created: 0, model: call.model, choices: [{ index: 0, delta: { content: "ok" }, finish_reason: "stop" as const }] };
-      })();
-    },
-  }),
-});
+const { plugin: probePlugin, state: probe, reset: resetProbe } = createProbe();
 
 const OTHER_KEY = "sk-other-app-key-9876543210";
 const UNKNOWN_KEY = "sk-unknown-key-that-must-not-echo";
@@ -111,14 +85,14 @@ for (const transport of TRANSPORTS) {
       h = await startHarness(config, transport, { plugins: { probe: probePlugin }, logger });
     });
     afterAll(() => h.close());
-    beforeEach(() => Object.assign(probe, { calls: 0, error: undefined }));
+    beforeEach(resetProbe);
 
     describe("401 api_error invalid_api_key", () => {
       test.each(refused)("%s", async (_name, authorization) => {
         const headers: Record<string, string> = authorization === undefined ? {} : { authorization };
         await expect401(await h.request(CHAT, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify(hello) }));
         await expect401(await h.request("/v1/models", { headers }));
-        expect(probe.calls).toBe(0);
+        expect(probe.calls.length).toBe(0);
       });
 
       test.each([
@@ -129,7 +103,7 @@ for (const transport of TRANSPORTS) {
         ["a body over the limit", { "content-type": "application/json" }, JSON.stringify({ ...hello, pad: "x".repeat(20_000) })],
       ])("comes before every other check: %s", async (_name, headers, body) => {
         await expect401(await h.request(CHAT, { method: "POST", headers: { ...headers, authorization: `Bearer ${UNKNOWN_KEY}` }, body }));
-        expect(probe.calls).toBe(0);
+        expect(probe.calls.length).toBe(0);
       });
 
       test("reaches the SDK as AuthenticationError, without the key", async () => {
@@ -142,7 +116,7 @@ for (const transport of TRANSPORTS) {
           expect(auth.requestID).toMatch(/\S/);
           expectNoKey(`${auth.message} ${JSON.stringify(auth.error)}`);
         }
-        expect(probe.calls).toBe(0);
+        expect(probe.calls.length).toBe(0);
       });
     });
 
@@ -151,7 +125,7 @@ for (const transport of TRANSPORTS) {
         const res = await h.request(CHAT, { ...postJson(hello), headers: { authorization: `${scheme} ${TEST_KEY}`, "content-type": "application/json" } });
         expect(res.status).toBe(200);
         expect(await res.json()).toMatchObject({ object: "chat.completion" });
-        expect(probe.calls).toBe(1);
+        expect(probe.calls.length).toBe(1);
       });
 
       test("more than one space after the scheme, and every configured key", async () => {

@@ -5,38 +5,14 @@
  */
 import OpenAI from "openai";
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
-import { CAPABILITY_NAMES, defineProvider, type Capabilities, type ChatCompletion } from "@modelmux/core";
+import { CAPABILITY_NAMES, type Capabilities } from "@modelmux/core";
 import { postJson, readSse, startHarness, testConfig, TRANSPORTS, type Harness } from "./helpers/harness.ts";
-
-/** Calls of the injected provider, by `provider/model`. */
-const calls: string[] = [];
+import { createProbe } from "./helpers/probe-provider.ts";
 
 const ALL_ON = Object.fromEntries(CAPABILITY_NAMES.map((name) => [name, true])) as Capabilities;
 
-const completion = (model: string): ChatCompletion => ({
-  id: "chatcmpl-probe", object: "chat.completion", created: 0, model,
-  choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: "ok" } }],
-  usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-});
-
 /** A provider whose every model has every capability, so the config alone turns features off. */
-const probePlugin = defineProvider({
-  name: "probe",
-  optionsSchema: { type: "object" },
-  setup: (_options, ctx) => ({
-    capabilities: () => ({ ...ALL_ON }),
-    async chat(_request, call) {
-      calls.push(`${ctx.name}/${call.model}`);
-      return completion(call.model);
-    },
-    async chatStream(_request, call) {
-      calls.push(`${ctx.name}/${call.model}`);
-      return (async function* () {
-        yield { id: "c", object: "chat.completion.chunk" as const, created: 0, model: call.model, choices: [{ index: 0, delta: { content: "ok" }, finish_reason: "stop" as const }] };
-      })();
-    },
-  }),
-});
+const { plugin: probePlugin, state: { calls }, reset: resetProbe } = createProbe({ capabilities: ALL_ON });
 
 const OFF = { tools: false, vision: false, n: false, logprobs: false, json_schema: false, reasoning_effort: false, streaming: false, parallel_tool_calls: false };
 const config = testConfig(
@@ -82,7 +58,7 @@ for (const transport of TRANSPORTS) {
     let h: Harness;
     beforeAll(async () => (h = await startHarness(config, transport, { plugins: { probe: probePlugin } })));
     afterAll(() => h.close());
-    beforeEach(() => void calls.splice(0));
+    beforeEach(resetProbe);
 
     describe.each(FEATURES)("%s", (capability, fields, param, feature) => {
       const body = (model: string) => ({ model, messages: [user], ...fields });

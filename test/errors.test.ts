@@ -6,45 +6,14 @@
 import { request as httpRequest } from "node:http";
 import OpenAI from "openai";
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
-import { defineProvider, providerError, upstreamError, type ChatCompletion, type ChatCompletionChunk } from "@modelmux/core";
+import { providerError, upstreamError, type ChatCompletionChunk } from "@modelmux/core";
 import { upstreamTimeout } from "../core/src/errors.ts";
 import { postJson, readSse, startHarness, testConfig, TEST_KEY, TRANSPORTS, type Harness } from "./helpers/harness.ts";
+import { createProbe } from "./helpers/probe-provider.ts";
 
 type Envelope = { message: string; type: string; code: string | null; param: string | null };
 
-/** The injected provider: counts calls, and throws `error` (in a stream, after `chunksBeforeError` chunks). */
-const probe = { calls: 0, error: undefined as unknown, chunksBeforeError: 0, rejectStream: false };
-
-const chunk = (content: string): ChatCompletionChunk => ({
-  id: "chatcmpl-probe", object: "chat.completion.chunk", created: 0, model: "m1", choices: [{ index: 0, delta: { content }, finish_reason: null }],
-});
-const completion = (model: string): ChatCompletion => ({
-  id: "chatcmpl-probe", object: "chat.completion", created: 0, model,
-  choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: "ok" } }],
-  usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-});
-
-const probePlugin = defineProvider({
-  name: "probe",
-  optionsSchema: { type: "object" },
-  setup: () => ({
-    capabilities: () => ({}),
-    async chat(_request, call) {
-      probe.calls++;
-      if (probe.error !== undefined) throw probe.error;
-      return completion(call.model);
-    },
-    async chatStream() {
-      probe.calls++;
-      if (probe.rejectStream) throw probe.error;
-      const { error, chunksBeforeError } = probe;
-      return (async function* () {
-        for (let i = 0; i < (error === undefined ? 2 : chunksBeforeError); i++) yield chunk(`part${i} `);
-        if (error !== undefined) throw error;
-      })();
-    },
-  }),
-});
+const { plugin: probePlugin, state: probe, reset: resetProbe } = createProbe();
 
 const config = testConfig({ acme: { plugin: "probe", models: ["m1"] } }, { server: { body_limit: "1kb" }, aliases: { fast: "acme/m1" } });
 const CHAT = "/v1/chat/completions";
@@ -109,7 +78,7 @@ for (const transport of TRANSPORTS) {
     let h: Harness;
     beforeAll(async () => (h = await startHarness(config, transport, { plugins: { probe: probePlugin } })));
     afterAll(() => h.close());
-    beforeEach(() => Object.assign(probe, { calls: 0, error: undefined, chunksBeforeError: 0, rejectStream: false }));
+    beforeEach(resetProbe);
 
     describe("x-request-id", () => {
       test("is on every reply: JSON, SSE, error, health check, models", async () => {
@@ -227,13 +196,13 @@ for (const transport of TRANSPORTS) {
       const big = JSON.stringify({ ...hello, messages: [{ role: "user", content: "x".repeat(2000) }] });
       const expect413 = async (res: Response) => {
         await expectError(res, 413, { type: "invalid_request_error", code: "body_too_large", param: null });
-        expect(probe.calls).toBe(0);
+        expect(probe.calls.length).toBe(0);
       };
 
       test("a body under the limit passes; one over it is refused, also through the SDK", async () => {
         const fits = JSON.stringify({ ...hello, messages: [{ role: "user", content: "x".repeat(900) }] });
         expect((await h.request(CHAT, postJson(fits))).status).toBe(200);
-        probe.calls = 0;
+        probe.calls.length = 0;
         await expect413(await h.request(CHAT, postJson(big)));
         const error = await sdkError(h.openai.chat.completions.create(JSON.parse(big)), OpenAI.APIError);
         expect(error).toMatchObject({ status: 413, code: "body_too_large" });
@@ -290,7 +259,7 @@ for (const transport of TRANSPORTS) {
         const res = await h.request(CHAT, init);
         expect(res.status).toBe(status);
         await res.text();
-        expect(probe.calls).toBe(0);
+        expect(probe.calls.length).toBe(0);
       });
     });
 
@@ -307,7 +276,7 @@ for (const transport of TRANSPORTS) {
         expect(body.message).toContain(text);
         const sdk = await sdkError(h.openai.chat.completions.create({ model: "acme/m1", messages: [{ role: "user", content: "hi" }] }), OpenAI.InternalServerError);
         expect(sdk).toMatchObject({ status, code, type: "api_error" });
-        expect(probe.calls).toBe(2);
+        expect(probe.calls.length).toBe(2);
       });
 
       test("a plain Error is a 500 that says it is a bug and leaks nothing", async () => {

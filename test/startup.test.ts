@@ -3,19 +3,11 @@
  * nothing left open when a start fails, and cross-references checked whatever the environment.
  */
 import { describe, expect, it } from "vitest";
-import { createRouter, defineProvider, type ChatCompletion, type ModelmuxConfig } from "@modelmux/core";
+import { createRouter, defineProvider, type ModelmuxConfig } from "@modelmux/core";
 import { ConfigError } from "../core/src/config/config-error.ts";
 import { readConfigFile } from "../core/src/config/load-config.ts";
 import { postJson, silentLogger, testConfig } from "./helpers/harness.ts";
-
-const reply: ChatCompletion = {
-  id: "c",
-  object: "chat.completion",
-  created: 0,
-  model: "m",
-  choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: "ok" } }],
-  usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
-};
+import { probeCompletion } from "./helpers/probe-provider.ts";
 
 function countingPlugin(counter: { closed: number }, failSetup = false) {
   return defineProvider({
@@ -25,7 +17,7 @@ function countingPlugin(counter: { closed: number }, failSetup = false) {
       if (failSetup) throw new Error("cannot start");
       return {
         capabilities: () => ({}),
-        chat: async () => reply,
+        chat: async () => probeCompletion("m"),
         chatStream: async () => (async function* () {})(),
         close: () => void counter.closed++,
       };

@@ -138,7 +138,8 @@ export interface ProviderErrorInit {
 
 /**
  * Maps an error reply of a provider into the envelope (contract §7): a 4xx keeps its status and the
- * provider's message; 429 becomes `rate_limit_error` with its `retry-after`; any 5xx (Anthropic's
+ * provider's message; 429 becomes `rate_limit_error` / `rate_limit_exceeded` with its `retry-after`
+ * (the provider's own code, e.g. `insufficient_quota`, is then only in the message); any 5xx (Anthropic's
  * 529 included) becomes 502 `upstream_error`. Provider plugins throw what this returns.
  */
 export function providerError(provider: string, init: ProviderErrorInit): ModelmuxError {
@@ -146,7 +147,8 @@ export function providerError(provider: string, init: ProviderErrorInit): Modelm
   if (init.status === 429) {
     const headers: Record<string, string> = {};
     if (init.retryAfter) headers["retry-after"] = init.retryAfter;
-    return new ModelmuxError(message, { status: 429, type: "rate_limit_error", code: init.code ?? "rate_limit_exceeded", param: init.param, headers });
+    // Every 429 reads the same to clients (contract §7); the provider's own kind stays in the message.
+    return new ModelmuxError(message, { status: 429, type: "rate_limit_error", code: "rate_limit_exceeded", param: init.param, headers });
   }
   if (init.status >= 400 && init.status < 500) {
     return new ModelmuxError(message, { status: init.status, type: "invalid_request_error", code: init.code ?? null, param: init.param });

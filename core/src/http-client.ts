@@ -56,7 +56,8 @@ const NETWORK_CODE = /^(UND_ERR_|E[A-Z]+$)/;
  * The one classifier for failures of an upstream call, before or during its body (contract §7):
  * a timeout is 504, a network or protocol failure 502. An abort by our own client, an error that is
  * already ours, and anything else (a bug: 500) are returned unchanged. The core applies it to
- * whatever a provider throws; a plugin may call it too.
+ * whatever a provider throws, so a plugin need not; a plugin calls it only to classify a failure
+ * before wrapping it in its own message (`throw toUpstreamError(error, ctx.name, call.timeoutMs)`).
  */
 export function toUpstreamError(error: unknown, provider: string, timeoutMs: number): unknown {
   if (error instanceof ModelmuxError) return error;

@@ -8,7 +8,10 @@
 export interface ScriptedReply {
   /** The assistant's text. Streamed in several chunks (at least 3 for a text of 3+ words). */
   text?: string;
-  /** Reply with one tool call instead of (or after) text; `arguments` is a JSON object string. */
+  /**
+   * Reply with one tool call instead of text; `arguments` is a JSON object string. `id` is sent
+   * only by upstreams whose format has call ids.
+   */
   toolCall?: { id?: string; name: string; arguments: string };
   /**
    * Why generation ended, in neutral terms; the fake sends its provider's own value for it
@@ -20,8 +23,13 @@ export interface ScriptedReply {
   usage?: { input: number; output: number };
   /** Reply with this HTTP error in the provider's own error body (and `retry-after` when given). */
   error?: { status: number; message: string; retryAfter?: string };
+  /** Hold the status line and headers this long (ms): a call the client may abandon while it waits. */
+  holdMs?: number;
+  /** Answer 200 with a body that is not the provider's format at all (`this is not JSON`). */
+  malformed?: boolean;
   /**
-   * Streams only: after `afterChunks` content chunks, `destroy` the connection or `stall` (send
+   * Streams only: after `afterChunks` content chunks (text or tool-call events; a role-only chunk
+   * does not count), `destroy` the connection or `stall` (send
    * nothing more until the client leaves).
    */
   streamFailure?: { afterChunks: number; mode: "destroy" | "stall" };

@@ -116,6 +116,35 @@ export function upstreamCases(kit: () => KitContext): void {
     expect(res.headers.get("content-type")).toMatch(/json/);
   });
 
+  it("answers 502 for a 200 reply that is not the provider's format, JSON or streamed", async () => {
+    upstream().next({ malformed: true });
+    const res = await kit().chat({ model: kit().model, messages: ask("x") });
+    expect(res.status).toBe(502);
+    expect(await json<{ error: { code: string } }>(res)).toMatchObject({ error: { code: "upstream_error" } });
+    upstream().next({ malformed: true });
+    const streamed = await kit().chat({ model: kit().model, stream: true, messages: ask("x") });
+    if (streamed.status === 200) {
+      const data = await readSseData(streamed);
+      expect(data).not.toContain("[DONE]");
+      expect(JSON.parse(data.at(-1)!)).toMatchObject({ error: { code: "upstream_error" } });
+    } else expect(streamed.status).toBe(502);
+  });
+
+  it("aborts a JSON request upstream when the client leaves while the upstream is still working", async () => {
+    upstream().next({ text: "too late", holdMs: 10_000 });
+    const controller = new AbortController();
+    const pending = kit().chat({ model: kit().patientModel, messages: ask("x") }, { signal: controller.signal }).catch(() => "aborted");
+    // Abort only once the upstream has the request, so what is tested is the upstream call's signal.
+    while (upstream().requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    controller.abort();
+    await pending;
+    const outcome = await Promise.race([
+      upstream().finished(0).then((r) => (r.aborted ? "aborted" : "completed")),
+      new Promise((resolve) => setTimeout(resolve, 5000, "still open")),
+    ]);
+    expect(outcome).toBe("aborted");
+  });
+
   it("ends a stream that breaks mid-way with one error event and no [DONE]", async () => {
     upstream().next({ text: "a b c d e f g h", streamFailure: { afterChunks: 2, mode: "destroy" } });
     const data = await readSseData(await kit().chat({ model: kit().model, stream: true, messages: ask("x") }));

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { createRouter, type HttpClient, type ModelmuxConfig } from "@modelmux/core";
 import { ConfigError } from "../core/src/config/config-error.ts";
-import { DEFAULT_CONFIG_PATH, loadConfigFile, prepareConfig } from "../core/src/config/load-config.ts";
+import { DEFAULT_CONFIG_PATH, loadConfigFile, prepareConfig, readConfigFile } from "../core/src/config/load-config.ts";
 import { createLogger } from "../core/src/logger.ts";
 import { silentLogger, TEST_KEY, testConfig } from "./helpers/harness.ts";
 
@@ -341,6 +341,25 @@ describe("the default config/modelmux.yaml", () => {
       expect(http.calls).toBe(0);
     } finally {
       await router.close();
+    }
+  });
+
+  it("turns on anthropic and gemini with their key variables, each on its own", async () => {
+    for (const [variable, prefix] of [["ANTHROPIC_API_KEY", "anthropic/"], ["GEMINI_API_KEY", "gemini/"]] as const) {
+      const env = { [variable]: "not-a-real-key", MODELMUX_API_KEY: "sk-chosen" };
+      const { raw, baseDir } = readConfigFile(DEFAULT_CONFIG_PATH);
+      const http = recordingHttp();
+      const router = await createRouter(raw, { baseDir, env, logger: silentLogger(), http });
+      try {
+        const response = await router.fetch(new Request("http://x/v1/models", bearer("sk-chosen")));
+        const ids = ((await response.json()) as { data: Array<{ id: string }> }).data.map((m) => m.id);
+        expect(ids[0]).toBe("echo/echo-1");
+        expect(ids.slice(1).length).toBeGreaterThan(0);
+        expect(ids.slice(1).every((id) => id.startsWith(prefix))).toBe(true);
+        expect(http.calls).toBe(0);
+      } finally {
+        await router.close();
+      }
     }
   });
 

@@ -70,6 +70,18 @@ export function toUpstreamError(error: unknown, provider: string, timeoutMs: num
   return error;
 }
 
+/**
+ * Maps a failure while reading a 200 reply's body (JSON or stream): like `toUpstreamError`, and
+ * whatever that leaves unclassified is the body breaking off (502), not a bug of ours. An error
+ * that is already ours, or our own client's abort, is returned as is.
+ */
+export function toBodyReadError(error: unknown, provider: string, timeoutMs: number): unknown {
+  if (error instanceof ModelmuxError) return error;
+  const mapped = toUpstreamError(error, provider, timeoutMs);
+  if (mapped !== error || (error instanceof Error && error.name === "AbortError")) return mapped;
+  return upstreamError(`${provider}: the reply broke off (${error instanceof Error ? error.message : String(error)}).`, error);
+}
+
 /** Creates the keep-alive client the core gives every plugin. */
 export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
   const agent = new Agent({

@@ -33,7 +33,7 @@ export {
   type ErrorType,
   type ProviderErrorInit,
 } from "./errors.ts";
-export { createHttpClient, headerValue, toUpstreamError, type HttpBody, type HttpClient, type HttpRequest, type HttpResponse } from "./http-client.ts";
+export { createHttpClient, headerValue, toBodyReadError, toUpstreamError, type HttpBody, type HttpClient, type HttpRequest, type HttpResponse } from "./http-client.ts";
 export { readSseEvents, type EventSourceMessage } from "./sse-parse.ts";
 export type * from "./types/chat.ts";
 export type { ModelmuxConfig, ProviderConfig } from "./config/types.ts";

@@ -4,7 +4,7 @@
  * kept, 429 with retry-after, 5xx -> 502) is the core's `providerError`; this file only reads
  * OpenAI's error body, and the many shapes compatible servers use instead of it.
  */
-import { headerValue, ModelmuxError, providerError, toUpstreamError, upstreamError, type HttpResponse } from "@modelmux/core";
+import { headerValue, ModelmuxError, providerError, upstreamError, type HttpResponse } from "@modelmux/core";
 
 /** What an error body says, whatever its shape. */
 export interface UpstreamErrorInfo {
@@ -105,14 +105,3 @@ export function toStreamError(provider: string, payload: unknown, secret?: strin
   return upstreamError(`${provider}: ${message}`);
 }
 
-/**
- * Maps a failure while reading a 200 reply's body (JSON or stream) with the core's classifier: a
- * stalled body is 504 like a stalled header, a dropped connection 502. An abort by our own client
- * is re-thrown as is: nobody is left to answer.
- */
-export function toBodyReadError(error: unknown, provider: string, timeoutMs: number): unknown {
-  if (error instanceof ModelmuxError) return error;
-  const mapped = toUpstreamError(error, provider, timeoutMs);
-  if (mapped !== error || (error instanceof Error && error.name === "AbortError")) return mapped;
-  return upstreamError(`${provider}: the reply broke off (${error instanceof Error ? error.message : String(error)}).`, error);
-}

@@ -3,9 +3,9 @@
  * (Groq, Together, Mistral, DeepSeek, vLLM, Ollama's `/v1`, LM Studio…). Transport only: the
  * translation lives in `request.ts`, `response.ts`, `stream.ts` and `errors.ts`.
  */
-import { defineProvider, type ChatRequest, type HttpResponse, type JsonSchema, type PluginContext, type Provider, type ProviderCall } from "@modelmux/core";
+import { defineProvider, type ChatRequest, type HttpResponse, type JsonSchema, type PluginContext, type Provider, type ProviderCall, toBodyReadError } from "@modelmux/core";
 import { openaiCapabilities } from "./capabilities.ts";
-import { toBodyReadError, toProviderError } from "./errors.ts";
+import { toProviderError } from "./errors.ts";
 import { toOpenAIRequest } from "./request.ts";
 import { parseCompletionText } from "./response.ts";
 import { readChatStream } from "./stream.ts";

@@ -4,9 +4,9 @@
  * string: parsing and re-serialising every chunk would cost more than everything else the router
  * does per token. Only payloads that may be error objects are parsed.
  */
-import { readSseEvents, upstreamError, type ChatStreamItem } from "@modelmux/core";
+import { readSseEvents, upstreamError, type ChatStreamItem, toBodyReadError } from "@modelmux/core";
 import type { Readable } from "node:stream";
-import { toBodyReadError, toStreamError } from "./errors.ts";
+import { toStreamError } from "./errors.ts";
 
 /**
  * An error payload always contains the token `"error"` (as a key, or vLLM's `"object":"error"`),

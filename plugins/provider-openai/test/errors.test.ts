@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ModelmuxError } from "@modelmux/core";
-import { parseErrorBody, readRetryAfter, redactSecrets, toBodyReadError, toProviderError, toStreamError } from "../src/errors.ts";
+import { ModelmuxError, toBodyReadError } from "@modelmux/core";
+import { parseErrorBody, readRetryAfter, redactSecrets, toProviderError, toStreamError } from "../src/errors.ts";
 
 
 const openaiError = (message: string, type: string, code: string | null, param: string | null = null) => JSON.stringify({ error: { message, type, code, param } });

@@ -1,0 +1,170 @@
+/**
+ * Anthropic's SSE reply (message_start, content_block_start/delta/stop, message_delta,
+ * message_stop, ping, error) -> `chat.completion.chunk` objects. `createStreamTranslator` is the
+ * pure event-by-event mapping; `readMessageStream` feeds it from the reply body.
+ */
+import { readSseEvents, upstreamError, type ChatChunkChoice, type ChatCompletionChunk, toBodyReadError } from "@modelmux/core";
+import type { Readable } from "node:stream";
+import { toStreamError } from "./errors.ts";
+import { mapStopReason, toUsage } from "./response.ts";
+import type { AnthropicUsage } from "./wire.ts";
+
+type Json = Record<string, unknown>;
+type Delta = ChatChunkChoice["delta"];
+
+const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value);
+
+/** What the translator needs besides the events. */
+export interface StreamContext {
+  /** The provider's name, for errors. */
+  provider: string;
+  /** The bare model requested, used until `message_start` names the model. */
+  model: string;
+  /** The configured API key, removed from any error message. */
+  secret?: string;
+}
+
+/** Turns Anthropic stream events, one at a time, into the chunks to send. */
+export interface StreamTranslator {
+  /**
+   * The chunks for one parsed event (often none). Throws the mapped error for an `error` event.
+   * `ping`, thinking deltas and unknown events give nothing.
+   */
+  push(event: unknown): ChatCompletionChunk[];
+  /** True once `message_stop` has been translated: the reply is complete. */
+  readonly done: boolean;
+}
+
+/** The usage fields a `message_delta` may update; a null or missing field keeps its value. */
+const USAGE_FIELDS = ["input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens_details"] as const;
+
+/**
+ * Creates the translator for one stream. Every chunk has the same id (Anthropic's message id),
+ * `created` and model; the first carries `delta.role: "assistant"`. Tool calls are numbered in the
+ * order they start (`tool_calls[].index`), whatever their content block index.
+ * @example
+ * const t = createStreamTranslator({ provider: "anthropic", model: "claude-sonnet-4-5" });
+ * t.push({ type: "message_start", message }); // [{ …, choices: [{ delta: { role: "assistant", content: "" } }] }]
+ */
+export function createStreamTranslator(context: StreamContext): StreamTranslator {
+  let id = `msg_${crypto.randomUUID()}`;
+  let model = context.model;
+  const created = Math.floor(Date.now() / 1000);
+  const usage: AnthropicUsage = {};
+  /** Content block index -> tool call index, and whether any argument text was sent for it. */
+  const tools = new Map<number, { index: number; sentArguments: boolean }>();
+  let roleSent = false;
+  let finished = false;
+  let done = false;
+
+  const chunk = (delta: Delta, finish?: ReturnType<typeof mapStopReason>): ChatCompletionChunk => {
+    if (!roleSent) {
+      delta = { role: "assistant", ...delta };
+      roleSent = true;
+    }
+    return { id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, finish_reason: null, ...finish }] };
+  };
+  const toolDelta = (blockIndex: number, args: string): ChatCompletionChunk[] => {
+    const tool = tools.get(blockIndex);
+    if (!tool || !args) return [];
+    tool.sentArguments = true;
+    return [chunk({ tool_calls: [{ index: tool.index, function: { arguments: args } }] })];
+  };
+  const updateUsage = (raw: unknown) => {
+    if (!isObject(raw)) return;
+    for (const field of USAGE_FIELDS) if (raw[field] != null) (usage as Json)[field] = raw[field];
+  };
+
+  function push(event: unknown): ChatCompletionChunk[] {
+    if (!isObject(event) || done) return [];
+    const index = typeof event.index === "number" ? event.index : -1;
+    switch (event.type) {
+      case "message_start": {
+        const message = isObject(event.message) ? event.message : {};
+        if (typeof message.id === "string" && message.id) id = message.id;
+        if (typeof message.model === "string" && message.model) model = message.model;
+        updateUsage(message.usage);
+        return roleSent ? [] : [chunk({ content: "" })];
+      }
+      case "content_block_start": {
+        const block = isObject(event.content_block) ? event.content_block : {};
+        if (block.type === "text") return typeof block.text === "string" && block.text ? [chunk({ content: block.text })] : [];
+        if (block.type !== "tool_use") return []; // thinking, server tools: not part of a chat completion
+        const tool = { index: tools.size, sentArguments: false };
+        tools.set(index, tool);
+        const name = typeof block.name === "string" ? block.name : "";
+        const head = chunk({ tool_calls: [{ index: tool.index, id: String(block.id ?? ""), type: "function", function: { name, arguments: "" } }] });
+        // Streamed input arrives as input_json_delta; an input already present at the start is sent whole.
+        const input = isObject(block.input) && Object.keys(block.input).length > 0 ? JSON.stringify(block.input) : "";
+        return [head, ...toolDelta(index, input)];
+      }
+      case "content_block_delta": {
+        const delta = isObject(event.delta) ? event.delta : {};
+        if (delta.type === "text_delta" && typeof delta.text === "string") return delta.text ? [chunk({ content: delta.text })] : [];
+        if (delta.type === "input_json_delta" && typeof delta.partial_json === "string") return toolDelta(index, delta.partial_json);
+        return []; // thinking_delta, signature_delta, citations_delta
+      }
+      case "content_block_stop": {
+        // A tool without arguments streams none: send `{}` so the client's arguments parse.
+        const tool = tools.get(index);
+        return tool && !tool.sentArguments ? toolDelta(index, "{}") : [];
+      }
+      case "message_delta": {
+        updateUsage(event.usage);
+        const delta = isObject(event.delta) ? event.delta : {};
+        if (typeof delta.stop_reason !== "string" || finished) return [];
+        finished = true;
+        return [chunk({}, mapStopReason(delta.stop_reason))];
+      }
+      case "message_stop": {
+        done = true;
+        const last: ChatCompletionChunk[] = finished ? [] : [chunk({}, mapStopReason(undefined))];
+        return [...last, { id, object: "chat.completion.chunk", created, model, choices: [], usage: toUsage(usage) }];
+      }
+      case "error":
+        throw toStreamError(context.provider, event, context.secret);
+      default:
+        return []; // ping, and events added to the API later
+    }
+  }
+
+  return {
+    push,
+    get done() {
+      return done;
+    },
+  };
+}
+
+/** `readMessageStream` options: the translator's, plus the call's timeout. */
+export interface ReadMessageStreamOptions extends StreamContext {
+  /** The call's timeout, for the 504 of a stalled body. */
+  timeoutMs: number;
+}
+
+/**
+ * Yields the chunks of an Anthropic SSE body, in order, and stops after `message_stop`. Throws
+ * the mapped error for an `error` event, 502 for an event that is not JSON or a body that ends
+ * before `message_stop` (a reply cut short must not look complete), 504 for a stalled body.
+ */
+export async function* readMessageStream(body: Readable, options: ReadMessageStreamOptions): AsyncGenerator<ChatCompletionChunk> {
+  const translator = createStreamTranslator(options);
+  try {
+    for await (const { event, data } of readSseEvents(body)) {
+      if (!data.trim()) continue;
+      let payload: unknown;
+      try {
+        payload = JSON.parse(data);
+      } catch (error) {
+        throw upstreamError(`${options.provider}: a stream event is not valid JSON.`, error);
+      }
+      // The `event:` name and the payload's `type` agree on Anthropic; either one is enough.
+      if (isObject(payload) && typeof payload.type !== "string" && event) payload.type = event;
+      yield* translator.push(payload);
+      if (translator.done) return;
+    }
+  } catch (error) {
+    throw toBodyReadError(error, options.provider, options.timeoutMs);
+  }
+  throw upstreamError(`${options.provider}: the stream ended before message_stop.`);
+}

@@ -1,0 +1,62 @@
+/**
+ * Capability defaults per Gemini model family (contract §6). The core layers the config's
+ * `capabilities` overrides on top, so a default that is wrong for one deployment is fixed in the
+ * config, not here. Ids are matched by pattern so versions and variants (`gemini-2.5-flash-lite`,
+ * `gemini-2.0-flash-001`, `models/gemini-2.5-pro`) inherit their family's defaults.
+ */
+import type { Capabilities } from "@modelmux/core";
+
+type CapabilityMap = Partial<Capabilities>;
+
+/**
+ * What the Gemini 1.5 / 2.0 chat models share. Not `logprobs`: Gemini's log probabilities are
+ * not translated (their shape differs from OpenAI's); not `audio` output, `images` or `responses`.
+ */
+const GEMINI_CHAT: CapabilityMap = {
+  chat: true,
+  streaming: true,
+  tools: true,
+  parallel_tool_calls: true,
+  vision: true,
+  json_mode: true,
+  json_schema: true,
+  n: true,
+  reasoning_effort: false,
+  logprobs: false,
+  audio: false,
+  images: false,
+  responses: false,
+};
+
+/** Gemini 2.5 and later think, with a budget that `reasoning_effort` sets. */
+const GEMINI_THINKING: CapabilityMap = { ...GEMINI_CHAT, reasoning_effort: true };
+
+/**
+ * Anything else served by the Gemini API (Gemma, LearnLM, future names): chat and streaming are
+ * certain, the rest is switched on per model in the config.
+ */
+export const OTHER_DEFAULTS: Readonly<CapabilityMap> = Object.freeze({ chat: true, streaming: true });
+
+/** First match wins, so the more specific patterns come first. */
+const FAMILIES: ReadonlyArray<{ pattern: RegExp; capabilities: CapabilityMap }> = [
+  // Image-generation models (`gemini-2.5-flash-image`, `imagen-4.0-generate-001`) are for the
+  // images endpoint; their chat replies are images, which chat completions cannot carry.
+  { pattern: /image|^imagen-/, capabilities: { chat: false, streaming: false, images: true } },
+  // Embedding models have no generateContent at all.
+  { pattern: /embedding/, capabilities: { chat: false, streaming: false } },
+  { pattern: /^gemini-(2\.5|[3-9]|[1-9]\d)|^gemini-(flash|flash-lite|pro)-latest$/, capabilities: GEMINI_THINKING },
+  { pattern: /^gemini-/, capabilities: GEMINI_CHAT },
+];
+
+/**
+ * The capability defaults for a bare model id.
+ * @example
+ * geminiCapabilities("gemini-2.5-flash").reasoning_effort // true
+ * geminiCapabilities("gemini-2.0-flash").reasoning_effort // false
+ * geminiCapabilities("gemini-2.5-flash-image")            // { chat: false, streaming: false, images: true }
+ */
+export function geminiCapabilities(model: string): CapabilityMap {
+  const id = model.toLowerCase().replace(/^models\//, "");
+  for (const family of FAMILIES) if (family.pattern.test(id)) return { ...family.capabilities };
+  return { ...OTHER_DEFAULTS };
+}

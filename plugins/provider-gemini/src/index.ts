@@ -1,0 +1,130 @@
+/**
+ * @modelmux/provider-gemini: the Google Gemini API (`generateContent`,
+ * `streamGenerateContent?alt=sse`). Transport only: the translation lives in `request.ts`
+ * (with `contents.ts`), `response.ts`, `stream.ts` and `errors.ts`.
+ */
+import { defineProvider, type ChatRequest, type HttpResponse, type JsonSchema, type PluginContext, type Provider, type ProviderCall, toBodyReadError } from "@modelmux/core";
+import { geminiCapabilities } from "./capabilities.ts";
+import { toProviderError } from "./errors.ts";
+import { toGeminiRequest } from "./request.ts";
+import { parseCompletionText } from "./response.ts";
+import { readGeminiStream } from "./stream.ts";
+import type { GeminiSafetySetting } from "./wire.ts";
+
+/** The keys of a `providers.<name>` block that this plugin reads (contract §3). */
+export interface GeminiProviderOptions {
+  /**
+   * The API host, as the official SDK takes it: requests go to
+   * `${base_url}/${api_version}/models/${model}:generateContent`. Default
+   * `https://generativelanguage.googleapis.com`. A trailing slash is ignored.
+   */
+  base_url?: string;
+  /** Sent as `x-goog-api-key` (never in the URL, where it would end up in logs). */
+  api_key?: string;
+  /** The API version in the path. Default `v1beta`, which has every feature this plugin uses. */
+  api_version?: string;
+  /** Extra headers for every upstream request; they win over the built-in ones. */
+  headers?: Record<string, string>;
+  /** Sent as `safetySettings` with every request, e.g. `[{ category: HARM_CATEGORY_HARASSMENT, threshold: BLOCK_NONE }]`. */
+  safety_settings?: GeminiSafetySetting[];
+}
+
+export const DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com";
+export const DEFAULT_API_VERSION = "v1beta";
+
+/** Validated by the core with Ajv before the server starts; typos in a key are an error. */
+export const optionsSchema: JsonSchema = {
+  type: "object",
+  additionalProperties: false,
+  properties: {
+    base_url: { type: "string", format: "http-url", default: DEFAULT_BASE_URL, description: "API host, e.g. https://generativelanguage.googleapis.com" },
+    api_key: { type: "string" },
+    api_version: { type: "string", pattern: "^v[0-9]+[a-z0-9]*$", default: DEFAULT_API_VERSION },
+    headers: { type: "object", additionalProperties: { type: "string" } },
+    safety_settings: {
+      type: "array",
+      items: {
+        type: "object",
+        required: ["category", "threshold"],
+        additionalProperties: false,
+        properties: { category: { type: "string" }, threshold: { type: "string" } },
+      },
+    },
+  },
+};
+
+/**
+ * The endpoint of a model. A bare id is a base model (`models/<id>`); an id with a slash is a
+ * full resource name, so tuned models (`tunedModels/my-model`) work too.
+ * @example
+ * modelUrl({ base_url: "https://generativelanguage.googleapis.com/" }, "gemini-2.5-flash", true)
+ * // "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+ */
+export function modelUrl(options: Pick<GeminiProviderOptions, "base_url" | "api_version">, model: string, stream: boolean): string {
+  const base = (options.base_url ?? DEFAULT_BASE_URL).replace(/\/+$/, "");
+  const name = model.includes("/") ? model : `models/${model}`;
+  const path = name.split("/").map(encodeURIComponent).join("/");
+  const method = stream ? "streamGenerateContent?alt=sse" : "generateContent";
+  return `${base}/${options.api_version ?? DEFAULT_API_VERSION}/${path}:${method}`;
+}
+
+/**
+ * The headers every request carries. Names are lower-cased and the `headers` option comes last,
+ * so an entry there overrides a built-in header whatever its case.
+ */
+export function buildHeaders(options: GeminiProviderOptions, accept: string): Record<string, string> {
+  const headers: Record<string, string> = { "content-type": "application/json", accept };
+  if (options.api_key) headers["x-goog-api-key"] = options.api_key;
+  for (const [name, value] of Object.entries(options.headers ?? {})) headers[name.toLowerCase()] = value;
+  return headers;
+}
+
+function setup(options: GeminiProviderOptions, ctx: PluginContext): Provider {
+  const secret = options.api_key || undefined;
+  const jsonHeaders = buildHeaders(options, "application/json");
+  const streamHeaders = buildHeaders(options, "text/event-stream");
+
+  /** Sends the request; any reply that is not a success is thrown as the mapped error. */
+  async function send(request: ChatRequest, call: ProviderCall, stream: boolean): Promise<HttpResponse> {
+    const body = toGeminiRequest(request, { model: call.model, safetySettings: options.safety_settings });
+    const res = await ctx.http.request({
+      url: modelUrl(options, call.model, stream),
+      method: "POST",
+      headers: stream ? streamHeaders : jsonHeaders,
+      body: JSON.stringify(body),
+      signal: call.signal,
+      timeoutMs: call.timeoutMs,
+      provider: ctx.name,
+    });
+    if (res.status < 300) return res;
+    const text = await res.body.text().catch(() => "");
+    const error = toProviderError(ctx.name, { status: res.status, text, headers: res.headers }, secret);
+    ctx.logger.debug(`upstream replied ${res.status} to ${call.requestId}: ${error.message}`);
+    throw error;
+  }
+
+  return {
+    capabilities: geminiCapabilities,
+
+    async chat(request: ChatRequest, call: ProviderCall) {
+      const res = await send(request, call, false);
+      const text = await res.body.text().catch((error: unknown) => {
+        throw toBodyReadError(error, ctx.name, call.timeoutMs);
+      });
+      return parseCompletionText(text, { provider: ctx.name, model: call.model });
+    },
+
+    async chatStream(request: ChatRequest, call: ProviderCall) {
+      const res = await send(request, call, true);
+      return readGeminiStream(res.body, { provider: ctx.name, model: call.model, timeoutMs: call.timeoutMs, secret });
+    },
+  };
+}
+
+/**
+ * The provider plugin. In the config:
+ * @example
+ * providers:
+ *   gemini: { plugin: provider-gemini, api_key: ${GEMINI_API_KEY}, models: [gemini-2.5-flash] }
+ */
+export default defineProvider<GeminiProviderOptions>({ name: "gemini", optionsSchema, setup });

@@ -1,0 +1,143 @@
+/**
+ * A Gemini SSE reply (`streamGenerateContent?alt=sse`) -> `chat.completion.chunk` objects. Each
+ * `data:` event is a whole `GenerateContentResponse` carrying the next piece of each candidate;
+ * there is no `[DONE]`, the body just ends. The translation (`createChunkMapper`) is pure and
+ * stateful per stream; `readGeminiStream` only adds the reading and the error handling.
+ */
+import { readSseEvents, upstreamError, type ChatChunkChoice, type ChatCompletionChunk, type ToolCallDelta, type Usage, toBodyReadError } from "@modelmux/core";
+import type { Readable } from "node:stream";
+import { toStreamError } from "./errors.ts";
+import { completionId, createdAt, mapFinishReason, mapUsage, readCandidate, toolCallId } from "./response.ts";
+import type { GeminiResponse } from "./wire.ts";
+
+/** What the mapper needs besides the events. */
+export interface ChunkMapperContext {
+  /** The provider's configured name, for errors. */
+  provider: string;
+  /** The bare model requested, used when the upstream sends no `modelVersion`. */
+  model: string;
+  /** The configured API key, removed from any error message. */
+  secret?: string;
+}
+
+/** Turns a stream's events into chunks, one event at a time. */
+export interface ChunkMapper {
+  /** The chunks for one parsed event. Throws the mapped error for an error event. */
+  map(event: unknown): ChatCompletionChunk[];
+  /**
+   * The closing chunks once the body has ended: the usage chunk (`choices: []`) when the upstream
+   * reported usage. Throws 502 when the stream ended before every candidate finished.
+   */
+  end(): ChatCompletionChunk[];
+}
+
+interface CandidateState {
+  roleSent: boolean;
+  toolCalls: number;
+  finished: boolean;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+
+/**
+ * Creates the mapper for one stream. Every chunk carries the id, `created` and model of the first
+ * event. A candidate's first chunk has `delta.role`; text parts become content deltas (thoughts are
+ * left out); a function call arrives whole, so it becomes one tool-call delta with its index, id,
+ * name and full arguments; a `finishReason` becomes a chunk of its own with `native_finish_reason`.
+ * A prompt blocked before generation is one `content_filter` chunk.
+ */
+export function createChunkMapper(context: ChunkMapperContext): ChunkMapper {
+  const candidates = new Map<number, CandidateState>();
+  let head: Pick<ChatCompletionChunk, "id" | "object" | "created" | "model"> | undefined;
+  let responseId = "";
+  let usage: Usage | undefined;
+  let blocked = false;
+
+  const chunk = (choices: ChatChunkChoice[], extra: Partial<ChatCompletionChunk> = {}): ChatCompletionChunk => ({ ...head!, choices, ...extra });
+
+  return {
+    map(event) {
+      if (!isObject(event)) throw upstreamError(`${context.provider}: a stream event is not a GenerateContentResponse.`);
+      if (event.error !== undefined) throw toStreamError(context.provider, event, context.secret);
+      const reply = event as unknown as GeminiResponse;
+      if (!head) {
+        responseId = typeof reply.responseId === "string" ? reply.responseId : "";
+        const model = typeof reply.modelVersion === "string" && reply.modelVersion ? reply.modelVersion : context.model;
+        head = { id: completionId(responseId), object: "chat.completion.chunk", created: createdAt(reply.createTime), model };
+      }
+      if (isObject(reply.usageMetadata)) usage = mapUsage(reply.usageMetadata);
+
+      const out: ChatCompletionChunk[] = [];
+      const list = Array.isArray(reply.candidates) ? reply.candidates.filter((candidate): boolean => isObject(candidate)) : [];
+      if (list.length === 0 && reply.promptFeedback?.blockReason && !blocked) {
+        blocked = true;
+        const reason = String(reply.promptFeedback.blockReason);
+        out.push(chunk([{ index: 0, delta: { role: "assistant", content: null }, finish_reason: "content_filter", native_finish_reason: reason }]));
+      }
+      list.forEach((candidate, position) => {
+        const index = typeof candidate.index === "number" ? candidate.index : position;
+        let state = candidates.get(index);
+        if (!state) candidates.set(index, (state = { roleSent: false, toolCalls: 0, finished: false }));
+        const { text, calls } = readCandidate(candidate);
+        const delta: ChatChunkChoice["delta"] = {};
+        if (text) delta.content = text;
+        if (calls.length > 0) {
+          delta.tool_calls = calls.map((call): ToolCallDelta => {
+            const ordinal = state.toolCalls++;
+            const id = call.id || toolCallId(responseId, index, ordinal, call);
+            return { index: ordinal, id, type: "function", function: { name: call.name ?? "", arguments: JSON.stringify(call.args ?? {}) } };
+          });
+        }
+        const hasDelta = delta.content !== undefined || delta.tool_calls !== undefined;
+        const finishing = typeof candidate.finishReason === "string" && !state.finished;
+        // The role goes with the candidate's first chunk, whichever kind that is.
+        const sendRole = !state.roleSent && (hasDelta || finishing);
+        if (sendRole) state.roleSent = true;
+        if (hasDelta) out.push(chunk([{ index, delta: sendRole ? { role: "assistant", ...delta } : delta, finish_reason: null }]));
+        if (finishing) {
+          state.finished = true;
+          const finish = mapFinishReason(candidate.finishReason, state.toolCalls > 0);
+          out.push(chunk([{ index, delta: sendRole && !hasDelta ? { role: "assistant" } : {}, ...finish }]));
+        }
+      });
+      return out;
+    },
+
+    end() {
+      if (!head) throw upstreamError(`${context.provider}: the reply to a streamed request carried no events.`);
+      const unfinished = [...candidates.values()].some((state) => !state.finished);
+      if (unfinished || (candidates.size === 0 && !blocked)) throw upstreamError(`${context.provider}: the stream ended before the reply was complete.`);
+      return usage ? [chunk([], { usage })] : [];
+    },
+  };
+}
+
+/** The options of `readGeminiStream`. */
+export interface ReadStreamOptions extends ChunkMapperContext {
+  /** The call's timeout, for the 504 of a stalled body. */
+  timeoutMs: number;
+}
+
+/**
+ * Yields the chunks of a Gemini SSE body as they arrive, then the usage chunk. Throws the mapped
+ * error for an error event, 502 for a body that breaks off, is not JSON or ends early, 504 for a
+ * body that stalls past the timeout.
+ */
+export async function* readGeminiStream(body: Readable, options: ReadStreamOptions): AsyncGenerator<ChatCompletionChunk> {
+  const mapper = createChunkMapper(options);
+  try {
+    for await (const { data } of readSseEvents(body)) {
+      if (!data.trim()) continue;
+      let event: unknown;
+      try {
+        event = JSON.parse(data);
+      } catch (error) {
+        throw upstreamError(`${options.provider}: a stream event is not valid JSON.`, error);
+      }
+      yield* mapper.map(event);
+    }
+  } catch (error) {
+    throw toBodyReadError(error, options.provider, options.timeoutMs);
+  }
+  yield* mapper.end();
+}

@@ -34,6 +34,7 @@ export {
   type ProviderErrorInit,
 } from "./errors.ts";
 export { createHttpClient, headerValue, toBodyReadError, toUpstreamError, type HttpBody, type HttpClient, type HttpRequest, type HttpResponse } from "./http-client.ts";
+export { postUpstream, readUpstreamText, parseUpstreamJson, type UpstreamRequest, type UpstreamErrorReply } from "./upstream-call.ts";
 export { readSseEvents, type EventSourceMessage } from "./sse-parse.ts";
 export type * from "./types/chat.ts";
 export type { ModelmuxConfig, ProviderConfig } from "./config/types.ts";

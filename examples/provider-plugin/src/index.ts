@@ -4,7 +4,7 @@
  * headers, the HTTP call and its errors. The translation lives in `request.ts`, `response.ts` and
  * `stream.ts`; the wire format in `parrot-api.ts`.
  */
-import { defineProvider, toUpstreamError, type ChatRequest, type HttpResponse, type JsonSchema, type PluginContext, type Provider, type ProviderCall } from "@modelmux/core";
+import { defineProvider, postUpstream, readUpstreamText, type ChatRequest, type HttpResponse, type JsonSchema, type PluginContext, type Provider, type ProviderCall } from "@modelmux/core";
 import { toParrotRequest } from "./request.ts";
 import { parseReplyText, toProviderError } from "./response.ts";
 import { readParrotStream } from "./stream.ts";
@@ -32,22 +32,17 @@ function setup(options: ParrotOptions, ctx: PluginContext): Provider {
   const url = `${options.base_url.replace(/\/+$/, "")}/v2/generate`;
   const auth: Record<string, string> = options.api_key ? { "x-parrot-key": options.api_key } : {};
 
-  /** Sends the request; an error reply is thrown as the core's error for it. */
-  async function send(request: ChatRequest, call: ProviderCall): Promise<HttpResponse> {
-    const res = await ctx.http.request({
+  /**
+   * Sends the request with the call's signal and timeout (the core's `postUpstream`); an error
+   * reply is thrown as the core's error for it.
+   */
+  function send(request: ChatRequest, call: ProviderCall): Promise<HttpResponse> {
+    return postUpstream(ctx, call, {
       url,
-      method: "POST",
       headers: { "content-type": "application/json", accept: request.stream ? "text/event-stream" : "application/json", ...auth },
-      body: JSON.stringify(toParrotRequest(request, call.model)),
-      // The client's abort and the provider's `timeout` both end the upstream call.
-      signal: call.signal,
-      timeoutMs: call.timeoutMs,
-      provider: ctx.name,
+      body: toParrotRequest(request, call.model),
+      toError: (reply) => toProviderError(ctx.name, reply),
     });
-    if (res.status < 300) return res;
-    const text = await res.body.text().catch(() => "");
-    ctx.logger.debug(`parrot replied ${res.status} to ${call.requestId}`);
-    throw toProviderError(ctx.name, { status: res.status, text, headers: res.headers });
   }
 
   return {
@@ -57,11 +52,8 @@ function setup(options: ParrotOptions, ctx: PluginContext): Provider {
 
     async chat(request, call) {
       const res = await send(request, call);
-      const text = await res.body.text().catch((error: unknown) => {
-        // A body that stalls is 504, one that breaks off 502.
-        throw toUpstreamError(error, ctx.name, call.timeoutMs);
-      });
-      return parseReplyText(text, { provider: ctx.name, model: call.model });
+      // A body that stalls is 504, one that breaks off 502.
+      return parseReplyText(await readUpstreamText(ctx, call, res), { provider: ctx.name, model: call.model });
     },
 
     async chatStream(request, call) {

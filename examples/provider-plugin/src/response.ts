@@ -2,7 +2,7 @@
  * Parrot replies -> the normalised forms: a `/v2/generate` JSON reply -> `chat.completion`, and an
  * error reply -> the core's error. Pure functions of what the plugin read.
  */
-import { headerValue, providerError, upstreamError, type ChatCompletion, type FinishReason, type HttpResponse, type ModelmuxError, type ToolCall, type Usage } from "@modelmux/core";
+import { headerValue, parseUpstreamJson, providerError, upstreamError, type ChatCompletion, type FinishReason, type ModelmuxError, type ToolCall, type UpstreamErrorReply, type Usage } from "@modelmux/core";
 import type { ParrotCall, ParrotProblem, ParrotReply, ParrotTokens } from "./parrot-api.ts";
 
 const FINISH: Record<string, FinishReason> = { complete: "stop", budget: "length", stop_word: "stop", tool: "tool_calls" };
@@ -52,13 +52,7 @@ export function toChatCompletion(reply: ParrotReply, context: { provider: string
 
 /** Parses a 200 reply's text: a body that is not JSON is the upstream's failure (502), not our bug. */
 export function parseReplyText(text: string, context: { provider: string; model: string }): ChatCompletion {
-  let reply: ParrotReply;
-  try {
-    reply = JSON.parse(text) as ParrotReply;
-  } catch (error) {
-    throw upstreamError(`${context.provider}: the reply is not valid JSON.`, error);
-  }
-  return toChatCompletion(reply, context);
+  return toChatCompletion(parseUpstreamJson(text, context.provider) as ParrotReply, context);
 }
 
 /** Reads `{"problem": {"kind", "detail"}}`, or falls back to the body text (a proxy's HTML page). */
@@ -77,7 +71,7 @@ export function readProblem(status: number, text: string): ParrotProblem {
  * An error reply -> the error the core sends. `providerError` owns the status mapping (4xx kept,
  * 429 with `retry-after`, 5xx -> 502); Parrot's `kind` becomes the `code` of a 4xx.
  */
-export function toProviderError(provider: string, reply: { status: number; text: string; headers: HttpResponse["headers"] }): ModelmuxError {
+export function toProviderError(provider: string, reply: UpstreamErrorReply): ModelmuxError {
   const problem = readProblem(reply.status, reply.text);
   return providerError(provider, {
     status: reply.status,

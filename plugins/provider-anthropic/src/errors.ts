@@ -4,7 +4,7 @@
  * `providerError`; this file reads Anthropic's error body `{type: "error", error: {type, message}}`
  * and keeps credentials out of every message.
  */
-import { headerValue, ModelmuxError, providerError, upstreamError, type HttpResponse } from "@modelmux/core";
+import { headerValue, ModelmuxError, providerError, upstreamError, type UpstreamErrorReply } from "@modelmux/core";
 
 /** What an error body says. `type` is Anthropic's error type (`overloaded_error`…), passed on as the code. */
 export interface AnthropicErrorInfo {
@@ -76,11 +76,7 @@ export function redactSecrets(message: string, secret?: string): string {
  * toProviderError("anthropic", { status: 529, text: '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}', headers: {} })
  * // 502 upstream_error "anthropic: Overloaded (status 529)"
  */
-export function toProviderError(
-  provider: string,
-  reply: { status: number; text: string; headers: HttpResponse["headers"] },
-  secret?: string,
-): ModelmuxError {
+export function toProviderError(provider: string, reply: UpstreamErrorReply, secret?: string): ModelmuxError {
   const info = parseErrorBody(reply.status, reply.text);
   return providerError(provider, {
     status: reply.status,

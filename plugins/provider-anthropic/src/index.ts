@@ -3,7 +3,7 @@
  * OpenAI-compatible chat completions. Transport only: the translation lives in `request.ts`,
  * `response.ts`, `stream.ts` and `errors.ts`, the capability defaults in `capabilities.ts`.
  */
-import { defineProvider, type ChatRequest, type HttpResponse, type JsonSchema, type PluginContext, type Provider, type ProviderCall, toBodyReadError } from "@modelmux/core";
+import { defineProvider, postUpstream, readUpstreamText, type ChatRequest, type HttpResponse, type JsonSchema, type PluginContext, type Provider, type ProviderCall } from "@modelmux/core";
 import { anthropicCapabilities } from "./capabilities.ts";
 import { toProviderError } from "./errors.ts";
 import { toAnthropicRequest } from "./request.ts";
@@ -74,21 +74,13 @@ function setup(options: AnthropicProviderOptions, ctx: PluginContext): Provider 
   const streamHeaders = buildHeaders(options, "text/event-stream");
 
   /** Sends the request; any reply that is not a success is thrown as the mapped error. */
-  async function send(request: ChatRequest, call: ProviderCall, headers: Record<string, string>): Promise<HttpResponse> {
-    const res = await ctx.http.request({
+  function send(request: ChatRequest, call: ProviderCall, headers: Record<string, string>): Promise<HttpResponse> {
+    return postUpstream(ctx, call, {
       url,
-      method: "POST",
       headers,
-      body: JSON.stringify(toAnthropicRequest(request, call.model, requestOptions)),
-      signal: call.signal,
-      timeoutMs: call.timeoutMs,
-      provider: ctx.name,
+      body: toAnthropicRequest(request, call.model, requestOptions),
+      toError: (reply) => toProviderError(ctx.name, reply, secret),
     });
-    if (res.status < 300) return res;
-    const text = await res.body.text().catch(() => "");
-    const error = toProviderError(ctx.name, { status: res.status, text, headers: res.headers }, secret);
-    ctx.logger.debug(`upstream replied ${res.status} to ${call.requestId}: ${error.message}`);
-    throw error;
   }
 
   return {
@@ -96,10 +88,7 @@ function setup(options: AnthropicProviderOptions, ctx: PluginContext): Provider 
 
     async chat(request: ChatRequest, call: ProviderCall) {
       const res = await send(request, call, jsonHeaders);
-      const text = await res.body.text().catch((error: unknown) => {
-        throw toBodyReadError(error, ctx.name, call.timeoutMs);
-      });
-      return parseMessageText(text, { provider: ctx.name, model: call.model });
+      return parseMessageText(await readUpstreamText(ctx, call, res), { provider: ctx.name, model: call.model });
     },
 
     async chatStream(request: ChatRequest, call: ProviderCall) {

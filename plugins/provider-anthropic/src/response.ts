@@ -2,7 +2,7 @@
  * Anthropic's JSON `Message` reply -> the normalised `chat.completion`. Pure functions; the stream
  * translator (`stream.ts`) shares the stop-reason and usage mappings.
  */
-import { upstreamError, type ChatCompletion, type FinishReason, type ToolCall, type Usage } from "@modelmux/core";
+import { parseUpstreamJson, upstreamError, type ChatCompletion, type FinishReason, type ToolCall, type Usage } from "@modelmux/core";
 import type { AnthropicUsage } from "./wire.ts";
 
 type Json = Record<string, unknown>;
@@ -94,13 +94,7 @@ export function toChatCompletion(body: unknown, context: { provider: string; mod
   };
 }
 
-/** Parses a 200 reply's text; a body that is not JSON is a 502, not a crash. */
+/** Parses and maps a 200 reply's text; a body that is not JSON is a 502 (`parseUpstreamJson`), not a crash. */
 export function parseMessageText(text: string, context: { provider: string; model: string }): ChatCompletion {
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch (error) {
-    throw upstreamError(`${context.provider}: the reply is not valid JSON.`, error);
-  }
-  return toChatCompletion(body, context);
+  return toChatCompletion(parseUpstreamJson(text, context.provider), context);
 }

@@ -4,7 +4,7 @@
  * kept, 429 with retry-after, 5xx -> 502) is the core's `providerError`; this file reads Google's
  * `{"error": {"code", "message", "status", "details"}}` body and keeps the API key out of it.
  */
-import { headerValue, ModelmuxError, providerError, upstreamError, type HttpResponse } from "@modelmux/core";
+import { headerValue, ModelmuxError, providerError, upstreamError, type HttpResponse, type UpstreamErrorReply } from "@modelmux/core";
 
 /** What an error body says. */
 export interface GoogleErrorInfo {
@@ -88,11 +88,7 @@ export function readRetryAfter(headers: HttpResponse["headers"], info: GoogleErr
  * @param provider the configured provider name, which prefixes the message.
  * @param secret the configured API key, removed from the message.
  */
-export function toProviderError(
-  provider: string,
-  reply: { status: number; text: string; headers: HttpResponse["headers"] },
-  secret?: string,
-): ModelmuxError {
+export function toProviderError(provider: string, reply: UpstreamErrorReply, secret?: string): ModelmuxError {
   const info = parseErrorBody(reply.status, reply.text);
   return providerError(provider, {
     status: reply.status,

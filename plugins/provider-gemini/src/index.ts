@@ -3,7 +3,7 @@
  * `streamGenerateContent?alt=sse`). Transport only: the translation lives in `request.ts`
  * (with `contents.ts`), `response.ts`, `stream.ts` and `errors.ts`.
  */
-import { defineProvider, type ChatRequest, type HttpResponse, type JsonSchema, type PluginContext, type Provider, type ProviderCall, toBodyReadError } from "@modelmux/core";
+import { defineProvider, postUpstream, readUpstreamText, type ChatRequest, type HttpResponse, type JsonSchema, type PluginContext, type Provider, type ProviderCall } from "@modelmux/core";
 import { geminiCapabilities } from "./capabilities.ts";
 import { toProviderError } from "./errors.ts";
 import { toGeminiRequest } from "./request.ts";
@@ -85,22 +85,13 @@ function setup(options: GeminiProviderOptions, ctx: PluginContext): Provider {
   const streamHeaders = buildHeaders(options, "text/event-stream");
 
   /** Sends the request; any reply that is not a success is thrown as the mapped error. */
-  async function send(request: ChatRequest, call: ProviderCall, stream: boolean): Promise<HttpResponse> {
-    const body = toGeminiRequest(request, { model: call.model, safetySettings: options.safety_settings });
-    const res = await ctx.http.request({
+  function send(request: ChatRequest, call: ProviderCall, stream: boolean): Promise<HttpResponse> {
+    return postUpstream(ctx, call, {
       url: modelUrl(options, call.model, stream),
-      method: "POST",
       headers: stream ? streamHeaders : jsonHeaders,
-      body: JSON.stringify(body),
-      signal: call.signal,
-      timeoutMs: call.timeoutMs,
-      provider: ctx.name,
+      body: toGeminiRequest(request, { model: call.model, safetySettings: options.safety_settings }),
+      toError: (reply) => toProviderError(ctx.name, reply, secret),
     });
-    if (res.status < 300) return res;
-    const text = await res.body.text().catch(() => "");
-    const error = toProviderError(ctx.name, { status: res.status, text, headers: res.headers }, secret);
-    ctx.logger.debug(`upstream replied ${res.status} to ${call.requestId}: ${error.message}`);
-    throw error;
   }
 
   return {
@@ -108,10 +99,7 @@ function setup(options: GeminiProviderOptions, ctx: PluginContext): Provider {
 
     async chat(request: ChatRequest, call: ProviderCall) {
       const res = await send(request, call, false);
-      const text = await res.body.text().catch((error: unknown) => {
-        throw toBodyReadError(error, ctx.name, call.timeoutMs);
-      });
-      return parseCompletionText(text, { provider: ctx.name, model: call.model });
+      return parseCompletionText(await readUpstreamText(ctx, call, res), { provider: ctx.name, model: call.model });
     },
 
     async chatStream(request: ChatRequest, call: ProviderCall) {

@@ -3,7 +3,7 @@
  * too (finish reasons, usage, tool-call ids, reading a candidate) are exported for `stream.ts`.
  */
 import { createHash, randomUUID } from "node:crypto";
-import { upstreamError, type ChatChoice, type ChatCompletion, type FinishReason, type ToolCall, type Usage } from "@modelmux/core";
+import { parseUpstreamJson, upstreamError, type ChatChoice, type ChatCompletion, type FinishReason, type ToolCall, type Usage } from "@modelmux/core";
 import type { GeminiCandidate, GeminiFunctionCall, GeminiResponse, GeminiUsageMetadata } from "./wire.ts";
 
 /** What the caller knows that the reply may not say. */
@@ -139,13 +139,7 @@ export function toChatCompletion(body: unknown, context: ReplyContext): ChatComp
   };
 }
 
-/** Parses a 200 reply's text; a body that is not JSON is a 502, not a crash. */
+/** Parses and maps a 200 reply's text; a body that is not JSON is a 502 (`parseUpstreamJson`), not a crash. */
 export function parseCompletionText(text: string, context: ReplyContext): ChatCompletion {
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch (error) {
-    throw upstreamError(`${context.provider}: the reply is not valid JSON.`, error);
-  }
-  return toChatCompletion(body, context);
+  return toChatCompletion(parseUpstreamJson(text, context.provider), context);
 }

@@ -4,7 +4,7 @@
  * kept, 429 with retry-after, 5xx -> 502) is the core's `providerError`; this file only reads
  * OpenAI's error body, and the many shapes compatible servers use instead of it.
  */
-import { headerValue, ModelmuxError, providerError, upstreamError, type HttpResponse } from "@modelmux/core";
+import { headerValue, ModelmuxError, providerError, upstreamError, type HttpResponse, type UpstreamErrorReply } from "@modelmux/core";
 
 /** What an error body says, whatever its shape. */
 export interface UpstreamErrorInfo {
@@ -80,11 +80,7 @@ export function readRetryAfter(headers: HttpResponse["headers"]): string | null 
  * @param provider the configured provider name, e.g. `groq`, which prefixes the message.
  * @param secret the configured API key, removed from the message.
  */
-export function toProviderError(
-  provider: string,
-  reply: { status: number; text: string; headers: HttpResponse["headers"] },
-  secret?: string,
-): ModelmuxError {
+export function toProviderError(provider: string, reply: UpstreamErrorReply, secret?: string): ModelmuxError {
   const info = parseErrorBody(reply.status, reply.text);
   return providerError(provider, {
     status: reply.status,

@@ -3,7 +3,7 @@
  * (Groq, Together, Mistral, DeepSeek, vLLM, Ollama's `/v1`, LM Studio…). Transport only: the
  * translation lives in `request.ts`, `response.ts`, `stream.ts` and `errors.ts`.
  */
-import { defineProvider, type ChatRequest, type HttpResponse, type JsonSchema, type PluginContext, type Provider, type ProviderCall, toBodyReadError } from "@modelmux/core";
+import { defineProvider, postUpstream, readUpstreamText, type ChatRequest, type HttpResponse, type JsonSchema, type PluginContext, type Provider, type ProviderCall } from "@modelmux/core";
 import { openaiCapabilities } from "./capabilities.ts";
 import { toProviderError } from "./errors.ts";
 import { toOpenAIRequest } from "./request.ts";
@@ -69,22 +69,14 @@ function setup(options: OpenAIProviderOptions, ctx: PluginContext): Provider {
   const streamHeaders = buildHeaders(options, "text/event-stream");
 
   /** Sends the request; any reply that is not a success is thrown as the mapped error. */
-  async function send(request: ChatRequest, call: ProviderCall, headers: Record<string, string>): Promise<HttpResponse> {
-    const res = await ctx.http.request({
+  function send(request: ChatRequest, call: ProviderCall, headers: Record<string, string>): Promise<HttpResponse> {
+    return postUpstream(ctx, call, {
       url,
-      method: "POST",
       // OpenAI logs `X-Client-Request-Id` with the request, so the router's id finds it there too.
       headers: { ...headers, "x-client-request-id": call.requestId },
-      body: JSON.stringify(toOpenAIRequest(request, call.model)),
-      signal: call.signal,
-      timeoutMs: call.timeoutMs,
-      provider: ctx.name,
+      body: toOpenAIRequest(request, call.model),
+      toError: (reply) => toProviderError(ctx.name, reply, secret),
     });
-    if (res.status < 300) return res;
-    const text = await res.body.text().catch(() => "");
-    const error = toProviderError(ctx.name, { status: res.status, text, headers: res.headers }, secret);
-    ctx.logger.debug(`upstream replied ${res.status} to ${call.requestId}: ${error.message}`);
-    throw error;
   }
 
   return {
@@ -92,10 +84,7 @@ function setup(options: OpenAIProviderOptions, ctx: PluginContext): Provider {
 
     async chat(request: ChatRequest, call: ProviderCall) {
       const res = await send(request, call, jsonHeaders);
-      const text = await res.body.text().catch((error: unknown) => {
-        throw toBodyReadError(error, ctx.name, call.timeoutMs);
-      });
-      return parseCompletionText(text, { provider: ctx.name, model: call.model, serviceTier: request.service_tier });
+      return parseCompletionText(await readUpstreamText(ctx, call, res), { provider: ctx.name, model: call.model, serviceTier: request.service_tier });
     },
 
     async chatStream(request: ChatRequest, call: ProviderCall) {

@@ -3,7 +3,7 @@
  * have that shape; compatible servers often do not quite (no `usage`, no `created`, `null`
  * `finish_reason`, tool arguments as an object), so every required field is filled defensively.
  */
-import { upstreamError, type ChatChoice, type ChatCompletion, type FinishReason, type ToolCall, type Usage } from "@modelmux/core";
+import { parseUpstreamJson, upstreamError, type ChatChoice, type ChatCompletion, type FinishReason, type ToolCall, type Usage } from "@modelmux/core";
 
 type Json = Record<string, unknown>;
 
@@ -89,13 +89,7 @@ export function toChatCompletion(body: unknown, context: { provider: string; mod
   return completion;
 }
 
-/** Parses a 200 reply's text; a body that is not JSON is a 502, not a crash. */
+/** Parses and maps a 200 reply's text; a body that is not JSON is a 502 (`parseUpstreamJson`), not a crash. */
 export function parseCompletionText(text: string, context: { provider: string; model: string; serviceTier?: string | null }): ChatCompletion {
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch (error) {
-    throw upstreamError(`${context.provider}: the reply is not valid JSON.`, error);
-  }
-  return toChatCompletion(body, context);
+  return toChatCompletion(parseUpstreamJson(text, context.provider), context);
 }

@@ -1,0 +1,93 @@
+/**
+ * The transport every HTTP provider shares: one POST of a JSON body with the call's signal and
+ * timeout, error replies mapped by the plugin, and a 200 reply's body read and parsed. What stays in
+ * the plugin is provider-specific: the URL, the headers, the request and reply mapping, and how an
+ * error body reads (`toError`).
+ */
+import { upstreamError, type ModelmuxError } from "./errors.ts";
+import { toBodyReadError, type HttpResponse } from "./http-client.ts";
+import type { PluginContext, ProviderCall } from "./plugin.ts";
+
+/** An upstream error reply (status >= 300), its body already read as text ("" if unreadable). */
+export interface UpstreamErrorReply {
+  status: number;
+  text: string;
+  headers: HttpResponse["headers"];
+}
+
+/** What `postUpstream` sends, and how it maps an error reply. */
+export interface UpstreamRequest {
+  url: string;
+  /** Sent as given: include `content-type` and the credentials. */
+  headers: Record<string, string>;
+  /** Serialised with `JSON.stringify`. */
+  body: unknown;
+  /**
+   * Maps an error reply to the error thrown, usually with `providerError`. Its message is logged
+   * at debug level and sent to the client, so it must already have any credential removed.
+   */
+  toError(reply: UpstreamErrorReply): ModelmuxError;
+}
+
+/**
+ * POSTs a JSON body to the upstream through `ctx.http`, passing the call's signal (the client went
+ * away) and timeout, and `ctx.name` for the core's timeout and connection errors. A reply with a
+ * status below 300 is returned with its body unread; any other is thrown as `toError` maps it,
+ * after a debug log line with the request id and the mapped (redacted) message, never the body or
+ * the headers.
+ * @example
+ * const res = await postUpstream(ctx, call, {
+ *   url: `${base}/v2/generate`,
+ *   headers: { "content-type": "application/json", "x-parrot-key": key },
+ *   body: toParrotRequest(request, call.model),
+ *   toError: (reply) => toProviderError(ctx.name, reply),
+ * });
+ */
+export async function postUpstream(ctx: PluginContext, call: ProviderCall, request: UpstreamRequest): Promise<HttpResponse> {
+  const res = await ctx.http.request({
+    url: request.url,
+    method: "POST",
+    headers: request.headers,
+    body: JSON.stringify(request.body),
+    signal: call.signal,
+    timeoutMs: call.timeoutMs,
+    provider: ctx.name,
+  });
+  if (res.status < 300) return res;
+  // The body only improves the message: a reply that breaks off still gets its status mapped.
+  const text = await res.body.text().catch(() => "");
+  const error = request.toError({ status: res.status, text, headers: res.headers });
+  ctx.logger.debug(`upstream replied ${res.status} to ${call.requestId}: ${error.message}`);
+  throw error;
+}
+
+/**
+ * Reads a 200 reply's whole body as text. A body that stalls past the call's timeout is a 504, one
+ * that breaks off a 502 (`toBodyReadError`); the client's own abort is rethrown as is.
+ * @example
+ * const res = await postUpstream(ctx, call, { url, headers, body, toError });
+ * return parseReplyText(await readUpstreamText(ctx, call, res), { provider: ctx.name, model: call.model });
+ */
+export async function readUpstreamText(ctx: PluginContext, call: ProviderCall, res: HttpResponse): Promise<string> {
+  try {
+    return await res.body.text();
+  } catch (error) {
+    throw toBodyReadError(error, ctx.name, call.timeoutMs);
+  }
+}
+
+/**
+ * Parses a 200 reply's text as JSON. A body that is not JSON (a proxy's HTML page) is the
+ * upstream's failure: 502 `upstream_error` "<provider>: the reply is not valid JSON.", not a crash.
+ * Pure, so a plugin's `text -> completion` mapping stays testable without a network.
+ * @example
+ * export const parseReplyText = (text: string, context: { provider: string; model: string }) =>
+ *   toChatCompletion(parseUpstreamJson(text, context.provider), context);
+ */
+export function parseUpstreamJson(text: string, provider: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw upstreamError(`${provider}: the reply is not valid JSON.`, error);
+  }
+}

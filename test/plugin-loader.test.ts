@@ -1,11 +1,12 @@
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import echoPlugin from "@modelmux/provider-echo";
-import { createRouter, defineProvider, defineRateLimiter, defineStorage, type ModelmuxConfig, type Provider, type Router } from "@modelmux/core";
+import { createRouter, defineProvider, defineRateLimiter, type ModelmuxConfig, type Provider, type Router } from "@modelmux/core";
 import { ConfigError } from "../core/src/config/config-error.ts";
 import { loadConfigFile } from "../core/src/config/load-config.ts";
 import { loadPlugin } from "../core/src/plugins/load-plugin.ts";
 import type { RouterOptions } from "../core/src/router.ts";
+import storagePlugin from "./fixtures/plugins/storage-plugin.ts";
 import { postJson, silentLogger, testConfig } from "./helpers/harness.ts";
 
 const FIXTURES = fileURLToPath(new URL("./fixtures/", import.meta.url));
@@ -252,7 +253,7 @@ describe("RouterOptions.plugins", () => {
   });
 
   it.each([
-    ["storage", defineStorage({ name: "s", optionsSchema: { type: "object" }, setup: () => ({ saveCompletion: async () => {} }) })],
+    ["storage", storagePlugin],
     [
       "rate-limit",
       defineRateLimiter({

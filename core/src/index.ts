@@ -19,8 +19,11 @@ export type {
   RateLimiterDefinition,
   RateLimitSubject,
   Storage,
+  StorageContext,
   StorageDefinition,
   StoredCompletion,
+  CompletionListQuery,
+  CompletionPage,
 } from "./plugin.ts";
 export { CAPABILITY_NAMES, type Capabilities, type Capability } from "./capabilities.ts";
 export {

@@ -6,7 +6,7 @@
 import type { ConsolaInstance } from "consola";
 import type { Capabilities } from "./capabilities.ts";
 import type { HttpClient } from "./http-client.ts";
-import type { ChatCompletion, ChatRequest, ChatStreamItem, Usage } from "./types/chat.ts";
+import type { ChatCompletion, ChatMessage, ChatRequest, ChatStreamItem, Usage } from "./types/chat.ts";
 
 /** A JSON Schema object, as Ajv takes it. */
 export type JsonSchema = { [keyword: string]: unknown };
@@ -80,26 +80,71 @@ export interface RateLimitSubject {
   provider: string;
 }
 
-/** A storage backend for stored chat completions (contract §8). Built in its own issue. */
+/** One stored chat completion (contract §8): what `store: true` keeps once the reply is complete. */
+export interface StoredCompletion {
+  /** The completion as the client received it (for a stream, assembled from its chunks). */
+  completion: ChatCompletion;
+  /** The request's messages, in order, for the messages list. */
+  messages: ChatMessage[];
+  /** The `provider/model` the request was routed to; the list's `model` filter matches it. */
+  model: string;
+  /** String pairs; replaced as a whole by an update. */
+  metadata: Record<string, string>;
+  /** Unix milliseconds when it was stored; lists are ordered by it, then by storing order. */
+  createdAt: number;
+}
+
+/** A page request: `after` is the id of the last item of the previous page. */
+export interface CompletionListQuery {
+  after?: string;
+  /** 1 to 100. */
+  limit: number;
+  order: "asc" | "desc";
+  /** Only completions routed to this `provider/model`. */
+  model?: string;
+  /** Only completions whose metadata has every one of these pairs. */
+  metadata?: Record<string, string>;
+}
+
+export interface CompletionPage {
+  data: StoredCompletion[];
+  /** True when more items match after the last one of `data`. */
+  hasMore: boolean;
+}
+
+/**
+ * A storage backend for stored chat completions (contract §8). Ids are the completions' own
+ * (`completion.id`). Deleted and expired completions behave as never stored: `undefined`/`false`,
+ * and absent from lists.
+ */
 export interface Storage {
-  /** Writes everything a stored completion needs, in one step: no half-written entries. */
+  /** Stores one completion in a single step: a reader never sees it half-written. */
   saveCompletion(entry: StoredCompletion): Promise<void>;
+  getCompletion(id: string): Promise<StoredCompletion | undefined>;
+  /**
+   * One page in `createdAt` order. Listing a page must not read every stored item (an index, not a
+   * scan). Returns `undefined` when `after` names no stored completion.
+   */
+  listCompletions(query: CompletionListQuery): Promise<CompletionPage | undefined>;
+  /** Replaces the metadata; `undefined` when there is no such completion. */
+  updateMetadata(id: string, metadata: Record<string, string>): Promise<StoredCompletion | undefined>;
+  /** `false` when there was no such completion. */
+  deleteCompletion(id: string): Promise<boolean>;
+  /** Writes out what is pending; called on a graceful stop. */
   close?(): Promise<void> | void;
 }
 
-export interface StoredCompletion {
-  completion: ChatCompletion;
-  request: ChatRequest;
-  /** The `provider/model` name the client used. */
-  model: string;
-  metadata: Record<string, string>;
+/** What a storage plugin receives besides its options. */
+export interface StorageContext extends PluginContext {
+  /** `storage.ttl` in ms: completions older than this must be gone. Undefined: kept forever. */
+  ttlMs: number | undefined;
 }
 
 export interface StorageDefinition<Options = Record<string, unknown>> {
   kind: "storage";
   name: string;
   optionsSchema: JsonSchema;
-  setup(options: Options, ctx: PluginContext): Storage | Promise<Storage>;
+  setup(options: Options, ctx: StorageContext): Storage | Promise<Storage>;
 }
 
 /** One rate-limit decision for a request, taken before the upstream call. */

@@ -2,64 +2,20 @@
  * The plugin's `setup(...)` result against the fake Anthropic upstream, over the core's real HTTP
  * client: what goes on the wire, and what comes back for every kind of reply.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import { createHttpClient, createLogger, ModelmuxError, type ChatCompletionChunk, type ChatRequest, type ChatStreamItem, type Provider, type ProviderCall } from "@modelmux/core";
+import { describe, expect, it, vi } from "vitest";
 import type { MessageCreateParams } from "@anthropic-ai/sdk/resources/messages/messages";
-import { startFakeAnthropic, type FakeAnthropic } from "../../../test/fixtures/fake-anthropic.ts";
-import plugin, { type AnthropicProviderOptions } from "../src/index.ts";
+import { startFakeAnthropic } from "../../../test/fixtures/fake-anthropic.ts";
+import { collect, rejection, streamFailure, useProviderCalls, weatherTool } from "../../../test/helpers/provider-call.ts";
+import plugin from "../src/index.ts";
 
 const KEY = "sk-ant-api03-provider-test-key-9876";
-const http = createHttpClient();
-const logger = createLogger({ level: "silent" });
-let fake: FakeAnthropic;
-
-beforeAll(async () => {
-  fake = await startFakeAnthropic({ apiKey: KEY });
-});
-afterAll(async () => {
-  await http.close();
-  await fake.close();
-});
-beforeEach(() => fake.reset());
-
-const provider = (options: AnthropicProviderOptions = {}, name = "anthropic"): Promise<Provider> =>
-  Promise.resolve(plugin.setup({ ...fake.options, ...options }, { name, logger, http }));
-
-const call = (overrides: Partial<ProviderCall> = {}): ProviderCall => ({
-  model: "claude-sonnet-4-5",
-  signal: new AbortController().signal,
-  timeoutMs: 5_000,
-  requestId: "req_test_1",
-  ...overrides,
-});
-
-const ask = (content: string, extra: Partial<ChatRequest> = {}): ChatRequest => ({ model: "claude-sonnet-4-5", messages: [{ role: "user", content }], stream: false, ...extra });
-const askStream = (content: string, extra: Partial<ChatRequest> = {}) => ask(content, { stream: true, stream_options: { include_usage: true }, ...extra });
-const weatherTool = { type: "function" as const, function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } } };
-const sent = (i = 0) => fake.requests[i]?.body as MessageCreateParams;
-
-async function collect(items: AsyncIterable<ChatStreamItem>): Promise<ChatCompletionChunk[]> {
-  const out: ChatCompletionChunk[] = [];
-  for await (const item of items) {
-    expect(typeof item).toBe("object");
-    out.push(item as ChatCompletionChunk);
-  }
-  return out;
-}
-
-/** Resolves with what the promise rejected with; fails the test if it resolved. */
-async function rejection(promise: Promise<unknown>): Promise<ModelmuxError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ModelmuxError);
-  return error as ModelmuxError;
-}
+const t = useProviderCalls({ plugin, model: "claude-sonnet-4-5", start: () => startFakeAnthropic({ apiKey: KEY }), options: (fake) => fake.options });
+const { provider, call, ask, askStream } = t;
+const sent = (i = 0) => t.fake.requests[i]?.body as MessageCreateParams;
 
 describe("chat (JSON)", () => {
   it("posts to /v1/messages with x-api-key and anthropic-version, and maps the reply", async () => {
-    fake.next({ text: "Bonjour à vous", usage: { input: 12, output: 4 }, cache: { creation: 3, read: 20 } });
+    t.fake.next({ text: "Bonjour à vous", usage: { input: 12, output: 4 }, cache: { creation: 3, read: 20 } });
     const completion = await (await provider()).chat(ask("hello there", { model: "anthropic/claude-sonnet-4-5", temperature: 1.5 }), call());
     expect(completion).toMatchObject({
       id: "msg_fake_0",
@@ -68,7 +24,7 @@ describe("chat (JSON)", () => {
       choices: [{ index: 0, finish_reason: "stop", native_finish_reason: "end_turn", message: { role: "assistant", content: "Bonjour à vous" } }],
       usage: { prompt_tokens: 35, completion_tokens: 4, total_tokens: 39, prompt_tokens_details: { cached_tokens: 20, cache_creation_tokens: 3 } },
     });
-    const [request] = fake.requests;
+    const [request] = t.fake.requests;
     expect(request).toMatchObject({ method: "POST", path: "/v1/messages" });
     expect(request?.body).toEqual({ model: "claude-sonnet-4-5", max_tokens: 4096, temperature: 1, messages: [{ role: "user", content: "hello there" }] });
     expect(request?.headers).toMatchObject({ "x-api-key": KEY, "anthropic-version": "2023-06-01", "content-type": "application/json", accept: "application/json" });
@@ -76,7 +32,7 @@ describe("chat (JSON)", () => {
   });
 
   it("returns a tool call, and sends tools, tool_choice and the system prompt", async () => {
-    fake.next({ toolCall: { id: "toolu_9", name: "get_weather", arguments: '{"city":"Paris"}' } });
+    t.fake.next({ toolCall: { id: "toolu_9", name: "get_weather", arguments: '{"city":"Paris"}' } });
     const request = ask("weather?", { tools: [weatherTool], tool_choice: "required", parallel_tool_calls: false });
     request.messages.unshift({ role: "system", content: "Be brief." });
     const completion = await (await provider()).chat(request, call());
@@ -95,20 +51,20 @@ describe("chat (JSON)", () => {
   it("sends the options' version, max_tokens default and extra headers; extra headers win", async () => {
     const p = await provider({ anthropic_version: "2024-01-01", default_max_tokens: 77, headers: { "Anthropic-Beta": "prompt-caching-2024-07-31", Accept: "application/json; q=1" } });
     await p.chat(ask("x"), call());
-    expect(fake.requests[0]?.headers).toMatchObject({ "anthropic-version": "2024-01-01", "anthropic-beta": "prompt-caching-2024-07-31", accept: "application/json; q=1" });
+    expect(t.fake.requests[0]?.headers).toMatchObject({ "anthropic-version": "2024-01-01", "anthropic-beta": "prompt-caching-2024-07-31", accept: "application/json; q=1" });
     expect(sent().max_tokens).toBe(77);
   });
 
   it.each([["without", ""], ["with", "/"], ["with two", "//"]])("accepts base_url %s a trailing slash", async (_, suffix) => {
-    await (await provider({ base_url: fake.options.base_url + suffix })).chat(ask("x"), call());
-    expect(fake.requests[0]?.path).toBe("/v1/messages");
+    await (await provider({ base_url: t.fake.options.base_url + suffix })).chat(ask("x"), call());
+    expect(t.fake.requests[0]?.path).toBe("/v1/messages");
   });
 });
 
 describe("chatStream", () => {
   it("yields role first, text in several chunks, the finish chunk and the usage chunk, under one id", async () => {
-    fake.next({ text: "one two three four", usage: { input: 9, output: 6 }, thinking: "secret thoughts" });
-    const chunks = await collect(await (await provider()).chatStream(askStream("count"), call()));
+    t.fake.next({ text: "one two three four", usage: { input: 9, output: 6 }, thinking: "secret thoughts" });
+    const chunks = await collect(await (await provider()).chatStream(askStream("count"), call()), "object");
     expect(chunks[0]?.choices[0]?.delta.role).toBe("assistant");
     expect(new Set(chunks.map((c) => c.id))).toEqual(new Set(["msg_fake_0"]));
     expect(chunks.filter((c) => c.choices[0]?.delta.content).map((c) => c.choices[0]?.delta.content)).toEqual(["one ", "two ", "three ", "four"]);
@@ -116,15 +72,15 @@ describe("chatStream", () => {
     expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 9, completion_tokens: 6, total_tokens: 15 } });
     expect(JSON.stringify(chunks)).not.toContain("secret thoughts");
     expect(sent()).toMatchObject({ stream: true });
-    expect(fake.requests[0]?.headers.accept).toBe("text/event-stream");
+    expect(t.fake.requests[0]?.headers.accept).toBe("text/event-stream");
   });
 
   it("streams a tool call whose fragments reassemble to the JSON reply's arguments", async () => {
     const toolCall = { id: "toolu_7", name: "get_weather", arguments: '{"city":"Paris","days":[1,2,3]}' };
-    fake.next({ toolCall });
+    t.fake.next({ toolCall });
     const json = await (await provider()).chat(ask("weather?", { tools: [weatherTool] }), call());
-    fake.next({ toolCall });
-    const chunks = await collect(await (await provider()).chatStream(askStream("weather?", { tools: [weatherTool] }), call()));
+    t.fake.next({ toolCall });
+    const chunks = await collect(await (await provider()).chatStream(askStream("weather?", { tools: [weatherTool] }), call()), "object");
     const deltas = chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? []);
     expect(deltas[0]).toEqual({ index: 0, id: "toolu_7", type: "function", function: { name: "get_weather", arguments: "" } });
     expect(deltas.length).toBeGreaterThan(3);
@@ -133,62 +89,47 @@ describe("chatStream", () => {
   });
 
   it("throws the mapped error before the first item when the upstream refuses", async () => {
-    fake.next({ error: { status: 429, message: "slow down", retryAfter: "3" } });
+    t.fake.next({ error: { status: 429, message: "slow down", retryAfter: "3" } });
     const error = await rejection((await provider()).chatStream(askStream("x"), call()));
     expect(error).toMatchObject({ status: 429, type: "rate_limit_error", headers: { "retry-after": "3" } });
   });
 
   it("yields the chunks so far, then throws 502 for an overloaded_error event", async () => {
-    fake.next({ text: "a b c d", streamError: { afterChunks: 2, type: "overloaded_error", message: "Overloaded" } });
-    const seen: ChatStreamItem[] = [];
-    const error = await rejection(
-      (async () => {
-        for await (const item of await (await provider()).chatStream(askStream("x"), call())) seen.push(item);
-      })(),
-    );
+    t.fake.next({ text: "a b c d", streamError: { afterChunks: 2, type: "overloaded_error", message: "Overloaded" } });
+    const { seen, error } = await streamFailure((await provider()).chatStream(askStream("x"), call()));
     expect(seen).toHaveLength(3); // the role chunk and two text deltas
     expect(error).toMatchObject({ status: 502, code: "upstream_error", message: "anthropic: Overloaded (status 529)" });
   });
 
   it("yields the chunks so far, then throws 502 when the connection is destroyed", async () => {
-    fake.next({ text: "a b c d", streamFailure: { afterChunks: 2, mode: "destroy" } });
-    const seen: ChatStreamItem[] = [];
-    const error = await rejection(
-      (async () => {
-        for await (const item of await (await provider()).chatStream(askStream("x"), call())) seen.push(item);
-      })(),
-    );
+    t.fake.next({ text: "a b c d", streamFailure: { afterChunks: 2, mode: "destroy" } });
+    const { seen, error } = await streamFailure((await provider()).chatStream(askStream("x"), call()));
     expect(seen).toHaveLength(3);
     expect(error).toMatchObject({ status: 502, code: "upstream_error" });
   });
 
   it("throws 504 once a stalled stream exceeds the timeout, and the upstream sees the client leave", async () => {
-    fake.next({ text: "a b c", streamFailure: { afterChunks: 1, mode: "stall" } });
-    const seen: ChatStreamItem[] = [];
-    const error = await rejection(
-      (async () => {
-        for await (const item of await (await provider()).chatStream(askStream("x"), call({ timeoutMs: 300 }))) seen.push(item);
-      })(),
-    );
+    t.fake.next({ text: "a b c", streamFailure: { afterChunks: 1, mode: "stall" } });
+    const { seen, error } = await streamFailure((await provider()).chatStream(askStream("x"), call({ timeoutMs: 300 })));
     expect(seen).toHaveLength(2);
     expect(error).toMatchObject({ status: 504, code: "upstream_timeout" });
-    expect((await fake.finished(0)).aborted).toBe(true);
+    expect((await t.fake.finished(0)).aborted).toBe(true);
   });
 
   it("closes the upstream request when the consumer stops early", async () => {
-    fake.next({ text: "a b c", streamFailure: { afterChunks: 2, mode: "stall" } });
+    t.fake.next({ text: "a b c", streamFailure: { afterChunks: 2, mode: "stall" } });
     for await (const item of await (await provider()).chatStream(askStream("x"), call())) {
       expect(item).toBeTypeOf("object");
       break;
     }
-    expect((await fake.finished(0)).aborted).toBe(true);
+    expect((await t.fake.finished(0)).aborted).toBe(true);
   });
 });
 
 describe("upstream errors", () => {
   it("keeps a 400's status and message, with Anthropic's error type as the code", async () => {
-    fake.next({ error: { status: 400, message: "messages.0.content: text content blocks must be non-empty" } });
-    const error = await rejection((await provider({}, "claude")).chat(ask("x"), call()));
+    t.fake.next({ error: { status: 400, message: "messages.0.content: text content blocks must be non-empty" } });
+    const error = await rejection((await provider({}, { name: "claude" })).chat(ask("x"), call()));
     expect(error.status).toBe(400);
     expect(error.toEnvelope()).toEqual({
       error: { message: "claude: messages.0.content: text content blocks must be non-empty", type: "invalid_request_error", code: "invalid_request_error", param: null },
@@ -199,11 +140,11 @@ describe("upstream errors", () => {
     const wrong = "sk-ant-api03-this-is-the-wrong-key-4321";
     const error = await rejection((await provider({ api_key: wrong })).chat(ask("x"), call()));
     expect(error).toMatchObject({ status: 401, type: "invalid_request_error", code: "authentication_error", message: "anthropic: invalid x-api-key" });
-    expect(fake.requests[0]?.headers["x-api-key"]).toBe(wrong);
+    expect(t.fake.requests[0]?.headers["x-api-key"]).toBe(wrong);
   });
 
   it("keeps 429 with retry-after", async () => {
-    fake.next({ error: { status: 429, message: "Number of requests has exceeded your rate limit", retryAfter: "17" } });
+    t.fake.next({ error: { status: 429, message: "Number of requests has exceeded your rate limit", retryAfter: "17" } });
     const error = await rejection((await provider()).chat(ask("x"), call()));
     expect(error).toMatchObject({ status: 429, type: "rate_limit_error", code: "rate_limit_exceeded", headers: { "retry-after": "17" } });
   });
@@ -212,7 +153,7 @@ describe("upstream errors", () => {
     [500, "api_error"],
     [529, "overloaded_error"],
   ])("maps %i (%s) to 502 upstream_error with the message kept", async (status) => {
-    fake.next({ error: { status, message: "Overloaded", retryAfter: "5" } });
+    t.fake.next({ error: { status, message: "Overloaded", retryAfter: "5" } });
     const error = await rejection((await provider()).chat(ask("x"), call()));
     expect(error).toMatchObject({ status: 502, type: "api_error", code: "upstream_error", message: `anthropic: Overloaded (status ${status})` });
   });
@@ -222,16 +163,16 @@ describe("upstream errors", () => {
     ["a 200 that is not JSON", { body: "<html>ok</html>" }, 502, "anthropic: the reply is not valid JSON."],
     ["a 200 that is not a message", { body: '{"id":"x"}' }, 502, "anthropic: the reply is not an Anthropic message (no 'content' array)."],
   ])("maps %s", async (_, raw, status, message) => {
-    fake.next({ raw });
+    t.fake.next({ raw });
     const error = await rejection((await provider()).chat(ask("x"), call()));
     expect(error).toMatchObject({ status, message });
   });
 
   it("maps a reply slower than the timeout to 504 upstream_timeout", async () => {
-    fake.next({ holdMs: 3_000 });
+    t.fake.next({ holdMs: 3_000 });
     const error = await rejection((await provider()).chat(ask("x"), call({ timeoutMs: 200 })));
     expect(error).toMatchObject({ status: 504, type: "api_error", code: "upstream_timeout" });
-    expect((await fake.finished(0)).aborted).toBe(true);
+    expect((await t.fake.finished(0)).aborted).toBe(true);
   });
 
   it("refuses a request it cannot translate without calling the upstream", async () => {
@@ -239,26 +180,26 @@ describe("upstream errors", () => {
     request.messages.push({ role: "assistant", content: null, tool_calls: [{ id: "t", type: "function", function: { name: "f", arguments: "{not json" } }] });
     const error = await rejection((await provider()).chat(request, call()));
     expect(error).toMatchObject({ status: 400, param: "messages[1].tool_calls[0].function.arguments" });
-    expect(fake.requests).toHaveLength(0);
+    expect(t.fake.requests).toHaveLength(0);
   });
 });
 
 describe("abort", () => {
   it("aborts the upstream request when the signal fires", async () => {
-    fake.next({ holdMs: 10_000 });
+    t.fake.next({ holdMs: 10_000 });
     const controller = new AbortController();
     const pending = (await provider()).chat(ask("x"), call({ signal: controller.signal })).then(
       () => "resolved",
       (e: Error) => e.name,
     );
-    await vi.waitUntil(() => fake.requests.length === 1);
+    await vi.waitUntil(() => t.fake.requests.length === 1);
     controller.abort();
     expect(await pending).toBe("AbortError");
-    expect((await fake.finished(0)).aborted).toBe(true);
+    expect((await t.fake.finished(0)).aborted).toBe(true);
   });
 
   it("aborts a stream in flight when the signal fires", async () => {
-    fake.next({ text: "a b c", streamFailure: { afterChunks: 1, mode: "stall" } });
+    t.fake.next({ text: "a b c", streamFailure: { afterChunks: 1, mode: "stall" } });
     const controller = new AbortController();
     const items = await (await provider()).chatStream(askStream("x"), call({ signal: controller.signal }));
     const iterator = items[Symbol.asyncIterator]();
@@ -269,7 +210,7 @@ describe("abort", () => {
       for (;;) if ((await iterator.next()).done) return "ended";
     })().catch((e: Error) => e.name);
     expect(outcome).toBe("AbortError");
-    expect((await fake.finished(0)).aborted).toBe(true);
+    expect((await t.fake.finished(0)).aborted).toBe(true);
   });
 });
 

@@ -2,60 +2,20 @@
  * The plugin's `setup(...)` result against the fake Gemini upstream, over the core's real HTTP
  * client: what goes on the wire, and what comes back for every kind of reply.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import { createHttpClient, createLogger, createRouter, ModelmuxError, type ChatCompletionChunk, type ChatRequest, type ChatStreamItem, type Provider, type ProviderCall } from "@modelmux/core";
-import { startFakeGemini, type FakeGemini, type GeminiWireRequest } from "../../../test/fixtures/fake-gemini.ts";
-import plugin, { type GeminiProviderOptions } from "../src/index.ts";
+import { describe, expect, it, vi } from "vitest";
+import { createLogger, createRouter, type ChatRequest } from "@modelmux/core";
+import { startFakeGemini, type GeminiWireRequest } from "../../../test/fixtures/fake-gemini.ts";
+import { collect, rejection, streamFailure, useProviderCalls, weatherTool } from "../../../test/helpers/provider-call.ts";
+import plugin from "../src/index.ts";
 
 const KEY = "AIzaSyProviderTestKey-0123456789abcdefg";
-const http = createHttpClient();
-const logger = createLogger({ level: "silent" });
-let fake: FakeGemini;
-
-beforeAll(async () => {
-  fake = await startFakeGemini({ apiKey: KEY });
-});
-afterAll(async () => {
-  await http.close();
-  await fake.close();
-});
-beforeEach(() => fake.reset());
-
-const provider = (options: GeminiProviderOptions = {}, ctx: Partial<Parameters<typeof plugin.setup>[1]> = {}): Promise<Provider> =>
-  Promise.resolve(plugin.setup({ base_url: fake.url, api_key: KEY, ...options }, { name: "gemini", logger, http, ...ctx }));
-
-const call = (overrides: Partial<ProviderCall> = {}): ProviderCall => ({
-  model: "gemini-2.5-flash",
-  signal: new AbortController().signal,
-  timeoutMs: 5_000,
-  requestId: "req_test_1",
-  ...overrides,
-});
-
-const ask = (content: string, extra: Partial<ChatRequest> = {}): ChatRequest => ({ model: "gemini-2.5-flash", messages: [{ role: "user", content }], stream: false, ...extra });
-const askStream = (content: string, extra: Partial<ChatRequest> = {}) => ask(content, { stream: true, stream_options: { include_usage: true }, ...extra });
-const weatherTool = { type: "function" as const, function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } } };
-const sent = (i = 0) => fake.requests[i]!.body as GeminiWireRequest;
-
-async function collect(items: AsyncIterable<ChatStreamItem>): Promise<ChatCompletionChunk[]> {
-  const out: ChatCompletionChunk[] = [];
-  for await (const item of items) out.push(item as ChatCompletionChunk);
-  return out;
-}
-
-/** Resolves with what the promise rejected with; fails the test if it resolved. */
-async function rejection(promise: Promise<unknown>): Promise<ModelmuxError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ModelmuxError);
-  return error as ModelmuxError;
-}
+const t = useProviderCalls({ plugin, model: "gemini-2.5-flash", start: () => startFakeGemini({ apiKey: KEY }), options: (fake) => ({ base_url: fake.url, api_key: KEY }) });
+const { provider, call, ask, askStream } = t;
+const sent = (i = 0) => t.fake.requests[i]!.body as GeminiWireRequest;
 
 describe("chat (JSON)", () => {
   it("sends the translated body with the key in x-goog-api-key, never in the URL", async () => {
-    fake.next({ text: "Hi there.", usage: { input: 5, output: 2 } });
+    t.fake.next({ text: "Hi there.", usage: { input: 5, output: 2 } });
     const completion = await (await provider()).chat(ask("hello", { messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "hello" }], temperature: 0.2 }), call());
     expect(completion).toMatchObject({
       id: "chatcmpl-fake-response-0",
@@ -64,7 +24,7 @@ describe("chat (JSON)", () => {
       choices: [{ index: 0, finish_reason: "stop", native_finish_reason: "STOP", message: { role: "assistant", content: "Hi there." } }],
       usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 },
     });
-    const [request] = fake.requests;
+    const [request] = t.fake.requests;
     expect(request!.path).toBe("/v1beta/models/gemini-2.5-flash:generateContent");
     expect(request!.path).not.toContain("key");
     expect(request!.headers).toMatchObject({ "x-goog-api-key": KEY, "content-type": "application/json", accept: "application/json" });
@@ -76,19 +36,19 @@ describe("chat (JSON)", () => {
   });
 
   it.each(["", "/", "//"])("accepts base_url with %j appended, and another api_version", async (suffix) => {
-    await (await provider({ base_url: fake.url + suffix, api_version: "v1alpha" })).chat(ask("x"), call());
-    expect(fake.requests[0]!.path).toBe("/v1alpha/models/gemini-2.5-flash:generateContent");
+    await (await provider({ base_url: t.fake.url + suffix, api_version: "v1alpha" })).chat(ask("x"), call());
+    expect(t.fake.requests[0]!.path).toBe("/v1alpha/models/gemini-2.5-flash:generateContent");
   });
 
   it("sends extra headers (they win) and safety settings", async () => {
     const safety = [{ category: "HARM_CATEGORY_HATE_SPEECH", threshold: "BLOCK_ONLY_HIGH" }];
     await (await provider({ headers: { "X-Team": "blue", Accept: "application/json; q=1" }, safety_settings: safety })).chat(ask("x"), call());
-    expect(fake.requests[0]!.headers).toMatchObject({ "x-team": "blue", accept: "application/json; q=1" });
+    expect(t.fake.requests[0]!.headers).toMatchObject({ "x-team": "blue", accept: "application/json; q=1" });
     expect(sent().safetySettings).toEqual(safety);
   });
 
   it("returns a tool call, then sends its result back as a named functionResponse", async () => {
-    fake.next({ toolCall: { name: "get_weather", arguments: '{"city":"Paris"}' } });
+    t.fake.next({ toolCall: { name: "get_weather", arguments: '{"city":"Paris"}' } });
     const p = await provider();
     const first = await p.chat(ask("weather in Paris?", { tools: [weatherTool], tool_choice: "required" }), call());
     const toolCall = first.choices[0]!.message.tool_calls![0]!;
@@ -98,7 +58,7 @@ describe("chat (JSON)", () => {
     expect(sent().tools).toEqual([{ functionDeclarations: [{ name: "get_weather", parametersJsonSchema: weatherTool.function.parameters }] }]);
     expect(sent().toolConfig).toEqual({ functionCallingConfig: { mode: "ANY" } });
 
-    fake.next({ text: "Sunny." });
+    t.fake.next({ text: "Sunny." });
     const messages: ChatRequest["messages"] = [
       { role: "user", content: "weather in Paris?" },
       first.choices[0]!.message,
@@ -120,7 +80,7 @@ describe("chat (JSON)", () => {
   });
 
   it("maps a blocked prompt to content_filter", async () => {
-    fake.next({ raw: { body: JSON.stringify({ promptFeedback: { blockReason: "SAFETY" }, usageMetadata: { promptTokenCount: 4, totalTokenCount: 4 } }) } });
+    t.fake.next({ raw: { body: JSON.stringify({ promptFeedback: { blockReason: "SAFETY" }, usageMetadata: { promptTokenCount: 4, totalTokenCount: 4 } }) } });
     const completion = await (await provider()).chat(ask("x"), call());
     expect(completion.choices[0]).toMatchObject({ finish_reason: "content_filter", native_finish_reason: "SAFETY", message: { content: null } });
   });
@@ -128,20 +88,20 @@ describe("chat (JSON)", () => {
 
 describe("chatStream", () => {
   it("streams content deltas, the finish chunk and the usage chunk, with one id", async () => {
-    fake.next({ text: "one two three", usage: { input: 3, output: 4 } });
-    const chunks = await collect(await (await provider()).chatStream(askStream("count"), call()));
+    t.fake.next({ text: "one two three", usage: { input: 3, output: 4 } });
+    const chunks = await collect(await (await provider()).chatStream(askStream("count"), call()), "object");
     expect(chunks[0]!.choices[0]!.delta).toEqual({ role: "assistant", content: "one " });
     expect(chunks.map((c) => c.choices[0]?.delta.content ?? "").join("")).toBe("one two three");
     expect(chunks.at(-2)!.choices[0]).toMatchObject({ finish_reason: "stop", native_finish_reason: "STOP" });
     expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 } });
     expect(new Set(chunks.map((c) => c.id)).size).toBe(1);
-    expect(fake.requests[0]!.path).toBe("/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse");
-    expect(fake.requests[0]!.headers.accept).toBe("text/event-stream");
+    expect(t.fake.requests[0]!.path).toBe("/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse");
+    expect(t.fake.requests[0]!.headers.accept).toBe("text/event-stream");
   });
 
   it("streams a function call as one whole tool-call delta", async () => {
-    fake.next({ toolCall: { name: "get_weather", arguments: '{"city":"Paris"}', id: "fc-7" } });
-    const chunks = await collect(await (await provider()).chatStream(askStream("weather?", { tools: [weatherTool] }), call()));
+    t.fake.next({ toolCall: { name: "get_weather", arguments: '{"city":"Paris"}', id: "fc-7" } });
+    const chunks = await collect(await (await provider()).chatStream(askStream("weather?", { tools: [weatherTool] }), call()), "object");
     expect(chunks[0]!.choices[0]!.delta).toEqual({
       role: "assistant",
       tool_calls: [{ index: 0, id: "fc-7", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } }],
@@ -150,57 +110,42 @@ describe("chatStream", () => {
   });
 
   it("throws the mapped error before the first item when the upstream refuses", async () => {
-    fake.next({ error: { status: 429, message: "Quota exceeded.", retryAfter: "3" } });
+    t.fake.next({ error: { status: 429, message: "Quota exceeded.", retryAfter: "3" } });
     const error = await rejection((await provider()).chatStream(askStream("x"), call()));
     expect(error).toMatchObject({ status: 429, type: "rate_limit_error", headers: { "retry-after": "3" } });
   });
 
   it("yields the chunks so far, then throws the error event inside the stream", async () => {
     const event = JSON.stringify({ candidates: [{ content: { parts: [{ text: "a" }] }, index: 0 }], responseId: "r" });
-    const error = JSON.stringify({ error: { code: 503, message: "The model is overloaded.", status: "UNAVAILABLE" } });
-    fake.next({ raw: { body: `data: ${event}\r\n\r\ndata: ${error}\r\n\r\n`, contentType: "text/event-stream" } });
-    const seen: ChatStreamItem[] = [];
-    const failure = await rejection(
-      (async () => {
-        for await (const item of await (await provider()).chatStream(askStream("x"), call())) seen.push(item);
-      })(),
-    );
+    const body = JSON.stringify({ error: { code: 503, message: "The model is overloaded.", status: "UNAVAILABLE" } });
+    t.fake.next({ raw: { body: `data: ${event}\r\n\r\ndata: ${body}\r\n\r\n`, contentType: "text/event-stream" } });
+    const { seen, error } = await streamFailure((await provider()).chatStream(askStream("x"), call()));
     expect(seen).toHaveLength(1);
-    expect(failure).toMatchObject({ status: 502, code: "upstream_error", message: "gemini: The model is overloaded. (status 503)" });
+    expect(error).toMatchObject({ status: 502, code: "upstream_error", message: "gemini: The model is overloaded. (status 503)" });
   });
 
   it("yields the chunks so far, then throws 502 when the connection is destroyed", async () => {
-    fake.next({ text: "a b c d", streamFailure: { afterChunks: 2, mode: "destroy" } });
-    const seen: ChatStreamItem[] = [];
-    const error = await rejection(
-      (async () => {
-        for await (const item of await (await provider()).chatStream(askStream("x"), call())) seen.push(item);
-      })(),
-    );
+    t.fake.next({ text: "a b c d", streamFailure: { afterChunks: 2, mode: "destroy" } });
+    const { seen, error } = await streamFailure((await provider()).chatStream(askStream("x"), call()));
     expect(seen).toHaveLength(2);
     expect(error).toMatchObject({ status: 502, code: "upstream_error" });
   });
 
   it("throws 504 once a stalled stream exceeds the timeout, and the upstream sees the client leave", async () => {
-    fake.next({ text: "a b c", streamFailure: { afterChunks: 1, mode: "stall" } });
-    const seen: ChatStreamItem[] = [];
-    const error = await rejection(
-      (async () => {
-        for await (const item of await (await provider()).chatStream(askStream("x"), call({ timeoutMs: 300 }))) seen.push(item);
-      })(),
-    );
+    t.fake.next({ text: "a b c", streamFailure: { afterChunks: 1, mode: "stall" } });
+    const { seen, error } = await streamFailure((await provider()).chatStream(askStream("x"), call({ timeoutMs: 300 })));
     expect(seen).toHaveLength(1);
     expect(error).toMatchObject({ status: 504, code: "upstream_timeout" });
-    expect((await fake.finished(0)).aborted).toBe(true);
+    expect((await t.fake.finished(0)).aborted).toBe(true);
   });
 
   it("closes the upstream request when the consumer stops early", async () => {
-    fake.next({ text: "a b c", streamFailure: { afterChunks: 2, mode: "stall" } });
+    t.fake.next({ text: "a b c", streamFailure: { afterChunks: 2, mode: "stall" } });
     for await (const item of await (await provider()).chatStream(askStream("x"), call())) {
       expect(item).toBeTypeOf("object");
       break;
     }
-    expect((await fake.finished(0)).aborted).toBe(true);
+    expect((await t.fake.finished(0)).aborted).toBe(true);
   });
 });
 
@@ -210,7 +155,7 @@ describe("upstream errors", () => {
     [401, "UNAUTHENTICATED", "invalid_request_error"],
     [403, "PERMISSION_DENIED", "invalid_request_error"],
   ])("keeps a %i with Google's message and status name", async (status, name, type) => {
-    fake.next({ error: { status, message: `Google says ${status}` } });
+    t.fake.next({ error: { status, message: `Google says ${status}` } });
     const error = await rejection((await provider()).chat(ask("x"), call()));
     expect(error.toEnvelope()).toEqual({ error: { message: `gemini: Google says ${status}`, type, code: name, param: null } });
     expect(error.status).toBe(status);
@@ -220,13 +165,13 @@ describe("upstream errors", () => {
     const body = JSON.stringify({
       error: { code: 429, message: "You exceeded your current quota.", status: "RESOURCE_EXHAUSTED", details: [{ "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay: "41.2s" }] },
     });
-    fake.next({ raw: { status: 429, body } });
+    t.fake.next({ raw: { status: 429, body } });
     const error = await rejection((await provider()).chat(ask("x"), call()));
     expect(error).toMatchObject({ status: 429, type: "rate_limit_error", code: "rate_limit_exceeded", headers: { "retry-after": "42" } });
   });
 
   it.each([500, 503])("maps %i to 502 upstream_error", async (status) => {
-    fake.next({ error: { status, message: "The model is overloaded." } });
+    t.fake.next({ error: { status, message: "The model is overloaded." } });
     const error = await rejection((await provider()).chat(ask("x"), call()));
     expect(error).toMatchObject({ status: 502, type: "api_error", code: "upstream_error" });
     expect(error.message).toContain(`status ${status}`);
@@ -239,7 +184,7 @@ describe("upstream errors", () => {
     const error = await rejection((await provider({ api_key: wrong }, { logger: debugLogger })).chat(ask("x"), call()));
     expect(error).toMatchObject({ status: 400, code: "INVALID_ARGUMENT" });
     expect(error.message).toContain("API key not valid");
-    fake.next({ error: { status: 400, message: `API key ${KEY} has expired` } });
+    t.fake.next({ error: { status: 400, message: `API key ${KEY} has expired` } });
     const echoed = await rejection((await provider({}, { logger: debugLogger })).chat(ask("x"), call()));
     expect(echoed.message).toBe("gemini: API key [redacted] has expired");
     debugLogger.flush();
@@ -250,53 +195,51 @@ describe("upstream errors", () => {
 
   it("sends no key header without api_key (Google answers 403)", async () => {
     const error = await rejection((await provider({ api_key: undefined })).chat(ask("x"), call()));
-    expect(fake.requests[0]!.headers["x-goog-api-key"]).toBeUndefined();
+    expect(t.fake.requests[0]!.headers["x-goog-api-key"]).toBeUndefined();
     expect(error).toMatchObject({ status: 403, code: "PERMISSION_DENIED" });
   });
 
-  it.each([
-    ["not JSON", "<html>Bad Gateway</html>"],
-    ["JSON without candidates", '{"modelVersion":"x"}'],
-  ])("maps a 200 reply that is %s to 502", async (_, body) => {
-    fake.next({ raw: { body } });
+  // A 200 that is not JSON at all is the conformance kit's "answers 502 for a 200 reply that is not the provider's format".
+  it("maps a 200 reply that is JSON without candidates to 502", async () => {
+    t.fake.next({ raw: { body: '{"modelVersion":"x"}' } });
     expect(await rejection((await provider()).chat(ask("x"), call()))).toMatchObject({ status: 502, code: "upstream_error" });
   });
 
   it("keeps the status of an error reply whose body is not JSON", async () => {
-    fake.next({ raw: { status: 404, body: "Not Found", contentType: "text/plain" } });
+    t.fake.next({ raw: { status: 404, body: "Not Found", contentType: "text/plain" } });
     expect(await rejection((await provider()).chat(ask("x"), call()))).toMatchObject({ status: 404, message: "gemini: Not Found" });
   });
 
   it("maps a reply slower than the timeout to 504 upstream_timeout", async () => {
-    fake.next({ holdMs: 3_000 });
+    t.fake.next({ holdMs: 3_000 });
     const error = await rejection((await provider()).chat(ask("x"), call({ timeoutMs: 200 })));
     expect(error).toMatchObject({ status: 504, type: "api_error", code: "upstream_timeout" });
-    expect((await fake.finished(0)).aborted).toBe(true);
+    expect((await t.fake.finished(0)).aborted).toBe(true);
   });
 });
 
 describe("abort", () => {
   it("aborts the upstream request when the signal fires", async () => {
-    fake.next({ holdMs: 10_000 });
+    t.fake.next({ holdMs: 10_000 });
     const controller = new AbortController();
     const pending = (await provider()).chat(ask("x"), call({ signal: controller.signal })).then(
       () => "resolved",
       (e: Error) => e.name,
     );
-    await vi.waitUntil(() => fake.requests.length === 1);
+    await vi.waitUntil(() => t.fake.requests.length === 1);
     controller.abort();
     expect(await pending).toBe("AbortError");
-    expect((await fake.finished(0)).aborted).toBe(true);
+    expect((await t.fake.finished(0)).aborted).toBe(true);
   });
 
   it("aborts a stream in flight when the signal fires", async () => {
-    fake.next({ text: "a b c", streamFailure: { afterChunks: 1, mode: "stall" } });
+    t.fake.next({ text: "a b c", streamFailure: { afterChunks: 1, mode: "stall" } });
     const controller = new AbortController();
     const iterator = (await (await provider()).chatStream(askStream("x"), call({ signal: controller.signal })))[Symbol.asyncIterator]();
     expect((await iterator.next()).done).toBe(false);
     controller.abort();
     await expect(iterator.next()).rejects.toMatchObject({ name: "AbortError" });
-    expect((await fake.finished(0)).aborted).toBe(true);
+    expect((await t.fake.finished(0)).aborted).toBe(true);
   });
 });
 
@@ -314,7 +257,7 @@ describe("definition", () => {
     [{ safety_settings: [{ category: "HARM_CATEGORY_HARASSMENT" }] }, "threshold"],
   ])("refuses bad options %j at load time", async (options, mention) => {
     const config = { auth: { api_keys: [{ key: "k" }] }, providers: { g: { plugin: "under-test", models: ["gemini-2.5-flash"], ...options } } };
-    const error = await createRouter(config, { logger, plugins: { "under-test": plugin } }).then(
+    const error = await createRouter(config, { logger: t.logger, plugins: { "under-test": plugin } }).then(
       async (router) => (await router.close(), undefined),
       (e: unknown) => e as Error,
     );

@@ -2,60 +2,14 @@
  * The plugin's `setup(...)` result against the fake OpenAI upstream, over the core's real HTTP
  * client: what goes on the wire, and what comes back for every kind of reply.
  */
-import { createConsola, LogLevels } from "consola";
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import { createHttpClient, ModelmuxError, type ChatRequest, type ChatStreamItem, type Provider, type ProviderCall } from "@modelmux/core";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startFakeOpenAI, type FakeOpenAI } from "../../../test/fixtures/fake-openai.ts";
-import plugin, { type OpenAIProviderOptions } from "../src/index.ts";
-
+import { collect, rejection, streamFailure, useProviderCalls, weatherTool } from "../../../test/helpers/provider-call.ts";
+import plugin from "../src/index.ts";
 
 const KEY = "sk-proj-provider-test-key-9876";
-const http = createHttpClient();
-const logger = createConsola({ level: LogLevels.silent });
-let fake: FakeOpenAI;
-
-beforeAll(async () => {
-  fake = await startFakeOpenAI({ apiKey: KEY });
-});
-afterAll(async () => {
-  await http.close();
-  await fake.close();
-});
-beforeEach(() => fake.reset());
-
-const provider = (options: OpenAIProviderOptions = {}, name = "openai"): Promise<Provider> =>
-  Promise.resolve(plugin.setup({ base_url: fake.url, api_key: KEY, ...options }, { name, logger, http }));
-
-const call = (overrides: Partial<ProviderCall> = {}): ProviderCall => ({
-  model: "gpt-4o-mini",
-  signal: new AbortController().signal,
-  timeoutMs: 5_000,
-  requestId: "req_test_1",
-  ...overrides,
-});
-
-const ask = (content: string, extra: Partial<ChatRequest> = {}): ChatRequest => ({ model: "gpt-4o-mini", messages: [{ role: "user", content }], stream: false, ...extra });
-const askStream = (content: string, extra: Partial<ChatRequest> = {}) => ask(content, { stream: true, stream_options: { include_usage: true }, ...extra });
-const weatherTool = { type: "function" as const, function: { name: "get_weather", parameters: { type: "object" } } };
-
-async function collect(items: AsyncIterable<ChatStreamItem>): Promise<string[]> {
-  const out: string[] = [];
-  for await (const item of items) {
-    expect(typeof item).toBe("string");
-    out.push(item as string);
-  }
-  return out;
-}
-
-/** Resolves with what the promise rejected with; fails the test if it resolved. */
-async function rejection(promise: Promise<unknown>): Promise<ModelmuxError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ModelmuxError);
-  return error as ModelmuxError;
-}
+const t = useProviderCalls({ plugin, model: "gpt-4o-mini", start: () => startFakeOpenAI({ apiKey: KEY }), options: (fake) => ({ base_url: fake.url, api_key: KEY }) });
+const { provider, call, ask, askStream } = t;
 
 describe("chat (JSON)", () => {
   it("sends the bare model to /v1/chat/completions and maps the reply", async () => {
@@ -67,7 +21,7 @@ describe("chat (JSON)", () => {
       usage: { prompt_tokens: 2, completion_tokens: 3, total_tokens: 5 },
     });
     expect(completion.service_tier).toBeUndefined();
-    const [request] = fake.requests;
+    const [request] = t.fake.requests;
     expect(request?.path).toBe("/v1/chat/completions");
     expect(request?.body).toEqual({ model: "gpt-4o-mini", messages: [{ role: "user", content: "hello there" }], stream: false });
     expect(request?.headers).toMatchObject({
@@ -91,14 +45,14 @@ describe("chat (JSON)", () => {
     ["with", "/"],
     ["with two", "//"],
   ])("accepts base_url %s a trailing slash", async (_, suffix) => {
-    await (await provider({ base_url: fake.url + suffix })).chat(ask("x"), call());
-    expect(fake.requests[0]?.path).toBe("/v1/chat/completions");
+    await (await provider({ base_url: t.fake.url + suffix })).chat(ask("x"), call());
+    expect(t.fake.requests[0]?.path).toBe("/v1/chat/completions");
   });
 
   it("sends organization, project and extra headers; extra headers win", async () => {
     const p = await provider({ organization: "org-1", project: "proj-1", headers: { "X-Team": "blue", Accept: "application/json; q=1" } });
     await p.chat(ask("x"), call());
-    expect(fake.requests[0]?.headers).toMatchObject({ "openai-organization": "org-1", "openai-project": "proj-1", "x-team": "blue", accept: "application/json; q=1" });
+    expect(t.fake.requests[0]?.headers).toMatchObject({ "openai-organization": "org-1", "openai-project": "proj-1", "x-team": "blue", accept: "application/json; q=1" });
   });
 });
 
@@ -110,7 +64,7 @@ describe("without api_key (local compatible servers)", () => {
   afterAll(() => open.close());
 
   it.each([[undefined], [""]])("sends no Authorization header when api_key is %j", async (apiKey) => {
-    const p = await plugin.setup({ base_url: open.url, api_key: apiKey }, { name: "ollama", logger, http });
+    const p = await provider({ base_url: open.url, api_key: apiKey }, { name: "ollama" });
     await p.chat(ask("x"), call({ model: "llama3.1:8b" }));
     expect(open.requests.at(-1)?.headers.authorization).toBeUndefined();
     expect(open.requests.at(-1)?.body?.model).toBe("llama3.1:8b");
@@ -119,7 +73,7 @@ describe("without api_key (local compatible servers)", () => {
 
 describe("chatStream", () => {
   it("yields the upstream's chunks as raw JSON strings, in order, ending with the usage chunk", async () => {
-    const items = await collect(await (await provider()).chatStream(askStream("one two three"), call()));
+    const items = await collect(await (await provider()).chatStream(askStream("one two three"), call()), "string");
     const chunks = items.map((item) => JSON.parse(item));
     expect(chunks[0].choices[0].delta.role).toBe("assistant");
     expect(chunks.map((c) => c.choices[0]?.delta.content ?? "").join("")).toBe("Echo: one two three");
@@ -127,12 +81,12 @@ describe("chatStream", () => {
     expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 } });
     // Byte for byte what the fake sent: serialising the parsed chunk again gives the same string.
     expect(items).toEqual(chunks.map((c) => JSON.stringify(c)));
-    expect(fake.requests[0]?.headers.accept).toBe("text/event-stream");
-    expect(fake.requests[0]?.body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
+    expect(t.fake.requests[0]?.headers.accept).toBe("text/event-stream");
+    expect(t.fake.requests[0]?.body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
   });
 
   it("streams tool-call deltas: id and name first, then argument fragments", async () => {
-    const items = await collect(await (await provider()).chatStream(askStream("weather?", { tools: [weatherTool], tool_choice: "required" }), call()));
+    const items = await collect(await (await provider()).chatStream(askStream("weather?", { tools: [weatherTool], tool_choice: "required" }), call()), "string");
     const deltas = items.map((item) => JSON.parse(item)).flatMap((c) => c.choices[0]?.delta.tool_calls ?? []);
     expect(deltas[0]).toEqual({ index: 0, id: "call_fake_0", type: "function", function: { name: "get_weather", arguments: "" } });
     expect(deltas.length).toBeGreaterThan(2);
@@ -141,7 +95,7 @@ describe("chatStream", () => {
   });
 
   it("throws the mapped error before the first item when the upstream refuses", async () => {
-    fake.setNext({ error: { status: 429, retryAfter: "3" } });
+    t.fake.setNext({ error: { status: 429, retryAfter: "3" } });
     const error = await rejection((await provider()).chatStream(askStream("x"), call()));
     expect(error).toMatchObject({ status: 429, type: "rate_limit_error", headers: { "retry-after": "3" } });
   });
@@ -150,44 +104,34 @@ describe("chatStream", () => {
     ["destroy", "the socket is destroyed"],
     ["error_event", "an error event arrives"],
   ] as const)("yields the chunks so far, then throws 502 when %s (%s)", async (mode, _) => {
-    fake.setNext({ streamFailure: { afterChunks: 2, mode } });
-    const seen: string[] = [];
-    const error = await rejection(
-      (async () => {
-        for await (const item of await (await provider()).chatStream(askStream("a b c d"), call())) seen.push(item as string);
-      })(),
-    );
+    t.fake.setNext({ streamFailure: { afterChunks: 2, mode } });
+    const { seen, error } = await streamFailure((await provider()).chatStream(askStream("a b c d"), call()));
     expect(seen).toHaveLength(2);
     expect(error).toMatchObject({ status: 502, code: "upstream_error" });
   });
 
   it("throws once a stalled stream exceeds the timeout, and the upstream sees the client leave", async () => {
-    fake.setNext({ streamFailure: { afterChunks: 1, mode: "stall" } });
-    const seen: string[] = [];
-    const error = await rejection(
-      (async () => {
-        for await (const item of await (await provider()).chatStream(askStream("a b"), call({ timeoutMs: 300 }))) seen.push(item as string);
-      })(),
-    );
+    t.fake.setNext({ streamFailure: { afterChunks: 1, mode: "stall" } });
+    const { seen, error } = await streamFailure((await provider()).chatStream(askStream("a b"), call({ timeoutMs: 300 })));
     expect(seen).toHaveLength(1);
     expect(error).toMatchObject({ status: 504, code: "upstream_timeout" });
-    expect((await fake.finished(0)).aborted).toBe(true);
+    expect((await t.fake.finished(0)).aborted).toBe(true);
   });
 
   it("closes the upstream request when the consumer stops early", async () => {
-    fake.setNext({ streamFailure: { afterChunks: 2, mode: "stall" } });
+    t.fake.setNext({ streamFailure: { afterChunks: 2, mode: "stall" } });
     for await (const item of await (await provider()).chatStream(askStream("a b c"), call())) {
       expect(item).toBeTypeOf("string");
       break;
     }
-    expect((await fake.finished(0)).aborted).toBe(true);
+    expect((await t.fake.finished(0)).aborted).toBe(true);
   });
 });
 
 describe("upstream errors", () => {
   it("keeps a 400's status, message, code and param", async () => {
-    fake.setNext({ error: { status: 400, message: "Invalid schema for function 'get_weather'", code: "invalid_function_parameters", param: "tools[0]" } });
-    const error = await rejection((await provider({}, "groq")).chat(ask("x"), call()));
+    t.fake.setNext({ error: { status: 400, message: "Invalid schema for function 'get_weather'", code: "invalid_function_parameters", param: "tools[0]" } });
+    const error = await rejection((await provider({}, { name: "groq" })).chat(ask("x"), call()));
     expect(error.toEnvelope()).toEqual({
       error: { message: "groq: Invalid schema for function 'get_weather'", type: "invalid_request_error", code: "invalid_function_parameters", param: "tools[0]" },
     });
@@ -204,58 +148,56 @@ describe("upstream errors", () => {
   });
 
   it("maps 429 to rate_limit_error and keeps retry-after", async () => {
-    fake.setNext({ error: { status: 429, retryAfter: "17" } });
+    t.fake.setNext({ error: { status: 429, retryAfter: "17" } });
     const error = await rejection((await provider()).chat(ask("x"), call()));
     expect(error).toMatchObject({ status: 429, type: "rate_limit_error", code: "rate_limit_exceeded", headers: { "retry-after": "17" } });
   });
 
   it.each([500, 503])("maps %i to 502 upstream_error", async (status) => {
-    fake.setNext({ error: { status } });
+    t.fake.setNext({ error: { status } });
     const error = await rejection((await provider()).chat(ask("x"), call()));
     expect(error).toMatchObject({ status: 502, type: "api_error", code: "upstream_error" });
     expect(error.message).toContain(`status ${status}`);
   });
 
-  it.each([
-    ["not JSON", "<html>Bad Gateway</html>"],
-    ["JSON without choices", '{"id":"x","object":"chat.completion"}'],
-  ])("maps a 200 reply that is %s to 502", async (_, body) => {
-    fake.setNext({ raw: { body } });
+  // A 200 that is not JSON at all is the conformance kit's "answers 502 for a 200 reply that is not the provider's format".
+  it("maps a 200 reply that is JSON without choices to 502", async () => {
+    t.fake.setNext({ raw: { body: '{"id":"x","object":"chat.completion"}' } });
     const error = await rejection((await provider()).chat(ask("x"), call()));
     expect(error).toMatchObject({ status: 502, code: "upstream_error" });
   });
 
   it("maps a reply slower than the timeout to 504 upstream_timeout", async () => {
-    fake.setNext({ delayMs: 3_000 });
+    t.fake.setNext({ delayMs: 3_000 });
     const error = await rejection((await provider()).chat(ask("x"), call({ timeoutMs: 200 })));
     expect(error).toMatchObject({ status: 504, type: "api_error", code: "upstream_timeout" });
-    expect((await fake.finished(0)).aborted).toBe(true);
+    expect((await t.fake.finished(0)).aborted).toBe(true);
   });
 });
 
 describe("abort", () => {
   it("aborts the upstream request when the signal fires", async () => {
-    fake.setNext({ delayMs: 10_000 });
+    t.fake.setNext({ delayMs: 10_000 });
     const controller = new AbortController();
     const pending = (await provider()).chat(ask("x"), call({ signal: controller.signal })).then(
       () => "resolved",
       (e: Error) => e.name,
     );
-    await vi.waitUntil(() => fake.requests.length === 1);
+    await vi.waitUntil(() => t.fake.requests.length === 1);
     controller.abort();
     expect(await pending).toBe("AbortError");
-    expect((await fake.finished(0)).aborted).toBe(true);
+    expect((await t.fake.finished(0)).aborted).toBe(true);
   });
 
   it("aborts a stream in flight when the signal fires", async () => {
-    fake.setNext({ streamFailure: { afterChunks: 1, mode: "stall" } });
+    t.fake.setNext({ streamFailure: { afterChunks: 1, mode: "stall" } });
     const controller = new AbortController();
     const items = await (await provider()).chatStream(askStream("a b"), call({ signal: controller.signal }));
     const iterator = items[Symbol.asyncIterator]();
     expect((await iterator.next()).done).toBe(false);
     controller.abort();
     await expect(iterator.next()).rejects.toMatchObject({ name: "AbortError" });
-    expect((await fake.finished(0)).aborted).toBe(true);
+    expect((await t.fake.finished(0)).aborted).toBe(true);
   });
 });
 

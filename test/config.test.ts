@@ -284,7 +284,7 @@ describe("createRouter: resolving the config", () => {
       { auth: { api_keys: [{ key: TEST_KEY }], jwt: { issuer: "https://idp.test/", audience: "mm", jwks_url: "https://idp.test/jwks" } } },
       /^auth\.jwt: .*not supported/,
     ],
-    ["storage", { storage: { plugin: "storage-unstorage" } }, /^storage: .*not supported/],
+    ["a storage plugin with a bad option", { storage: { plugin: "provider-echo" } }, /^storage\.plugin: 'provider-echo' is a provider plugin, not a storage plugin/],
     ["rate_limit", { rate_limit: { plugin: "ratelimit-memory" } }, /^rate_limit: .*not supported/],
   ])("refuses %s with a clear message", async (_section, extra, expected) => {
     const error = await rejection(createRouter(testConfig(ECHO, extra), { env: {}, logger: silentLogger() }));

@@ -4,6 +4,7 @@
 import type { ConsolaInstance } from "consola";
 import type { Authenticate, Principal } from "./auth.ts";
 import type { ModelTable } from "./models.ts";
+import type { Storage } from "./plugin.ts";
 import type { RequestValidators } from "./validation/request-validators.ts";
 
 export interface AppContext {
@@ -12,6 +13,8 @@ export interface AppContext {
   authenticate: Authenticate;
   bodyLimit: number;
   logger: ConsolaInstance;
+  /** Where `store: true` completions go; undefined when `storage` is not configured. */
+  storage: Storage | undefined;
 }
 
 declare module "h3" {

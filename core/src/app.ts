@@ -7,6 +7,7 @@ import { H3, HTTPError, type H3Event } from "h3";
 import type { AppContext } from "./app-context.ts";
 import { createChatCompletionHandler } from "./endpoints/chat-completions.ts";
 import { createModelsHandler } from "./endpoints/models.ts";
+import { createStoredCompletionHandlers } from "./endpoints/stored-completions.ts";
 import { internalError, invalidRequest, methodNotAllowed, ModelmuxError, notFound } from "./errors.ts";
 
 /** The content type h3 gives returned objects; errors and prebuilt bodies use the same. */
@@ -59,6 +60,12 @@ function errorResponse(error: ModelmuxError, requestId: string | undefined): Res
   return new Response(JSON.stringify(error.toEnvelope()), { status: error.status, headers });
 }
 
+/** HEAD is answered wherever GET is (RFC 9110): health checks of load balancers use it. */
+function getAndHead(app: H3, path: string, handler: (event: H3Event) => unknown): void {
+  app.get(path, handler);
+  app.on("HEAD", path, handler);
+}
+
 /** Answers 405 for a known path with another method. */
 function onlyMethods(...allowed: string[]) {
   return function methodNotAllowedHandler(event: H3Event): never {
@@ -82,18 +89,21 @@ export function createApp(ctx: AppContext): H3 {
     },
   });
 
-  const health = () => ({ status: "ok" });
-  app.get("/healthz", health);
-  app.on("HEAD", "/healthz", health);
+  getAndHead(app, "/healthz", () => ({ status: "ok" }));
   app.use("/v1/**", function authenticateRequest(event) {
     event.context.principal = ctx.authenticate(event.req.headers.get("authorization"));
   });
+  const stored = createStoredCompletionHandlers(ctx);
   app.post("/v1/chat/completions", createChatCompletionHandler(ctx));
-  app.all("/v1/chat/completions", onlyMethods("POST"));
-  const listModels = createModelsHandler(ctx.models.entries);
-  app.get("/v1/models", listModels);
-  // HEAD is answered wherever GET is (RFC 9110): health checks of load balancers use it.
-  app.on("HEAD", "/v1/models", listModels);
+  getAndHead(app, "/v1/chat/completions", stored.listCompletions);
+  app.all("/v1/chat/completions", onlyMethods("GET", "HEAD", "POST"));
+  getAndHead(app, "/v1/chat/completions/:id", stored.getCompletion);
+  app.post("/v1/chat/completions/:id", stored.updateCompletion);
+  app.delete("/v1/chat/completions/:id", stored.deleteCompletion);
+  app.all("/v1/chat/completions/:id", onlyMethods("GET", "HEAD", "POST", "DELETE"));
+  getAndHead(app, "/v1/chat/completions/:id/messages", stored.listMessages);
+  app.all("/v1/chat/completions/:id/messages", onlyMethods("GET", "HEAD"));
+  getAndHead(app, "/v1/models", createModelsHandler(ctx.models.entries));
   app.all("/v1/models", onlyMethods("GET", "HEAD"));
   app.all("/healthz", onlyMethods("GET", "HEAD"));
   return app;

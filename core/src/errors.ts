@@ -115,6 +115,16 @@ export function upstreamTimeout(provider: string, timeoutMs: number): ModelmuxEr
   });
 }
 
+/** 500 when `store: true` could not be honoured: the storage backend failed. Details go to the log. */
+export function storageFailed(cause: unknown): ModelmuxError {
+  return new ModelmuxError("The completion was generated but could not be stored (store: true); the storage backend failed. The request id finds the cause in the router's log.", {
+    status: 500,
+    type: "api_error",
+    code: "storage_error",
+    cause,
+  });
+}
+
 /** 500 for a bug. The message says so; the cause is logged, never sent. */
 export function internalError(cause?: unknown): ModelmuxError {
   return new ModelmuxError("Internal error in modelmux. This is a bug; the request id identifies it in the router's log.", {

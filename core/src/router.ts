@@ -14,8 +14,9 @@ import type { ModelmuxConfig } from "./config/types.ts";
 import { createHttpClient, type HttpClient } from "./http-client.ts";
 import { createLogger, type Logger } from "./logger.ts";
 import { buildModelTable, type ModelTable } from "./models.ts";
-import type { PluginDefinition } from "./plugin.ts";
+import type { PluginDefinition, Storage } from "./plugin.ts";
 import { setupProviders } from "./plugins/setup-providers.ts";
+import { setupStorage } from "./plugins/setup-storage.ts";
 import { createRequestValidators } from "./validation/request-validators.ts";
 
 export interface RouterOptions {
@@ -66,24 +67,21 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
   const http = options.http ?? createHttpClient();
   const closeHttp = () => (options.http ? Promise.resolve() : http.close());
 
-  const providers = await setupProviders(checked, {
-    baseDir: options.baseDir ?? process.cwd(),
-    env,
-    logger,
-    http,
-    plugins: options.plugins ?? {},
-  }).catch(async (error: unknown) => {
+  const setupContext = { baseDir: options.baseDir ?? process.cwd(), env, logger, http, plugins: options.plugins ?? {} };
+  const providers = await setupProviders(checked, setupContext).catch(async (error: unknown) => {
     await closeHttp();
     throw error;
   });
-  const closeProviders = () => Promise.allSettled(providers.map((p) => p.instance.close?.()));
+  let storage: Storage | undefined;
+  const closePlugins = () => Promise.allSettled([...providers.map((p) => p.instance.close?.()), storage?.close?.()]);
   let models: ModelTable;
   try {
     const { aliases, dropped } = resolveAliases(checked, new Set(providers.map((p) => p.provider)));
     if (dropped.length > 0) logger.info(`aliases off with their provider: ${dropped.join(", ")}`);
     models = buildModelTable(providers, aliases);
+    storage = await setupStorage(checked, setupContext);
   } catch (error) {
-    await closeProviders();
+    await closePlugins();
     await closeHttp();
     throw error;
   }
@@ -94,6 +92,7 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
     authenticate: createAuthenticator(keys),
     bodyLimit: settings.bodyLimit,
     logger,
+    storage,
   };
   const app = createApp(ctx);
   const nodeHandler = toNodeHandler(app);
@@ -107,7 +106,7 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
     logger,
     generatedKeys: generated,
     async close() {
-      await closeProviders();
+      await closePlugins();
       await closeHttp();
       logger.flush();
     },

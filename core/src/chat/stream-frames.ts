@@ -19,6 +19,10 @@ export interface StreamFrameOptions {
   onUsage?: (usage: Usage) => void;
   /** Maps a provider's failure to the error the client is told about. */
   classify?: (error: unknown) => unknown;
+  /** Sees every item, the usage chunk included, before it is framed (`store: true` assembles them). */
+  collect?: (item: ChatStreamItem) => void;
+  /** Runs after the last item and before `[DONE]`; a failure becomes the stream's error event. */
+  beforeDone?: () => Promise<void>;
   /** Called with a mid-stream failure, for the log. */
   onError?: (error: unknown) => void;
 }
@@ -60,9 +64,11 @@ export async function* chatStreamFrames(
   try {
     for (let result = first; !result.done; result = await rest.next()) {
       const item = result.value;
+      options.collect?.(item);
       const frame = typeof item === "string" ? frameOfString(item, options) : frameOfChunk(item, options);
       if (frame !== undefined) yield frame;
     }
+    await options.beforeDone?.();
     yield DONE;
   } catch (error) {
     if (options.clientGone()) return;

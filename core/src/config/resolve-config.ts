@@ -76,7 +76,6 @@ export function resolveAliases(config: ModelmuxConfig, servedProviders: Readonly
 
 /** Fails on sections whose features this version does not have yet, rather than ignoring them. */
 export function rejectUnsupportedSections(config: ModelmuxConfig): void {
-  if (config.storage) throw new ConfigError("storage: stored chat completions are not supported by this version of modelmux");
   if (config.rate_limit) throw new ConfigError("rate_limit: rate limits are not supported by this version of modelmux");
   for (const [name, block] of Object.entries(config.providers)) {
     if (block.rate_limit) throw new ConfigError(`providers.${name}.rate_limit: rate limits are not supported by this version of modelmux`);

@@ -43,7 +43,7 @@ export interface ModelmuxConfig {
     api_keys: ApiKeyConfig[];
     jwt?: { issuer: string; audience: string; jwks_url: string; app_claim?: string; developer_claim?: string };
   };
-  storage?: PluginBlock;
+  storage?: PluginBlock & { ttl?: Duration };
   rate_limit?: PluginBlock & { app?: LimitConfig; developer?: LimitConfig };
   providers: Record<string, ProviderConfig>;
   aliases?: Record<string, string>;

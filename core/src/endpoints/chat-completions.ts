@@ -7,7 +7,8 @@ import type { AppContext } from "../app-context.ts";
 import { assertChatCapabilities } from "../capabilities.ts";
 import { chatStreamFrames } from "../chat/stream-frames.ts";
 import { toProviderRequest } from "../chat/provider-request.ts";
-import { invalidRequest } from "../errors.ts";
+import { createCompletionAssembler } from "../chat/assemble-completion.ts";
+import { invalidRequest, storageFailed } from "../errors.ts";
 import { toUpstreamError } from "../http-client.ts";
 import type { ProviderCall } from "../plugin.ts";
 import type { ChatCompletion, ChatStreamItem } from "../types/chat.ts";
@@ -20,12 +21,22 @@ export function createChatCompletionHandler(ctx: AppContext) {
     const entry = ctx.models.resolve(request.model);
     event.context.model = entry.name;
     assertChatCapabilities(request, entry.capabilities, entry.name);
-    if (request.store) {
-      throw invalidRequest("store: stored chat completions are not supported by this version of modelmux", {
+    const storage = request.store ? ctx.storage : undefined;
+    if (request.store && !storage) {
+      throw invalidRequest("store: stored chat completions are off; configure a `storage` plugin to use store: true", {
         code: "unsupported_feature",
         param: "store",
       });
     }
+    /** Stores the finished reply; the client hears of success only once it is stored. */
+    const save = async (completion: ChatCompletion) => {
+      try {
+        await storage!.saveCompletion({ completion, messages: request.messages, model: entry.name, metadata: request.metadata ?? {}, createdAt: Date.now() });
+      } catch (error) {
+        ctx.logger.error("storing a completion failed", { request_id: event.context.requestId }, error);
+        throw storageFailed(error);
+      }
+    };
     const signal = event.req.signal;
     const call: ProviderCall = { model: entry.model, signal, timeoutMs: entry.timeoutMs, requestId: event.context.requestId };
     const providerRequest = toProviderRequest(request, entry.model);
@@ -37,6 +48,7 @@ export function createChatCompletionHandler(ctx: AppContext) {
         throw classify(error);
       });
       if (!keepServiceTier) delete completion.service_tier;
+      if (storage) await save(completion);
       return completion;
     }
 
@@ -49,8 +61,17 @@ export function createChatCompletionHandler(ctx: AppContext) {
     } catch (error) {
       throw classify(error);
     }
+    const assembler = storage ? createCompletionAssembler() : undefined;
     const frames = chatStreamFrames(first, items, {
       classify,
+      collect: assembler?.add,
+      beforeDone:
+        assembler &&
+        (() => {
+          const completion = assembler.completion();
+          if (!keepServiceTier) delete completion.service_tier;
+          return save(completion);
+        }),
       includeUsage: request.stream_options?.include_usage === true,
       keepServiceTier,
       clientGone: () => signal.aborted,

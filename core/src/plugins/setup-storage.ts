@@ -1,0 +1,29 @@
+/**
+ * Loads and sets up the storage plugin of `storage` (contract §3, §8), once, before the server
+ * starts. No `storage` block: stored completions are off.
+ */
+import { ConfigError } from "../config/config-error.ts";
+import type { ModelmuxConfig } from "../config/types.ts";
+import { parseDuration } from "../config/units.ts";
+import type { Storage, StorageDefinition } from "../plugin.ts";
+import { loadPlugin } from "./load-plugin.ts";
+import { validatePluginOptions, type SetupContext } from "./setup-providers.ts";
+
+export async function setupStorage(config: ModelmuxConfig, ctx: SetupContext): Promise<Storage | undefined> {
+  const block = config.storage;
+  if (!block) return undefined;
+  const given = Object.hasOwn(ctx.plugins, block.plugin) ? ctx.plugins[block.plugin] : undefined;
+  if (given && given.kind !== "storage") throw new ConfigError(`storage.plugin: '${block.plugin}' is not a storage plugin`);
+  const definition = (given as StorageDefinition<never> | undefined) ?? (await loadPlugin(block.plugin, "storage", "storage.plugin", ctx.baseDir));
+  const options = validatePluginOptions(definition, block.options ?? {}, "storage.options");
+  try {
+    return await definition.setup(options as never, {
+      name: "storage",
+      logger: ctx.logger.withTag(`storage:${definition.name}`),
+      http: ctx.http,
+      ttlMs: block.ttl === undefined ? undefined : parseDuration(block.ttl),
+    });
+  } catch (error) {
+    throw new ConfigError(`storage: plugin '${definition.name}' failed to start: ${(error as Error).message}`, { cause: error });
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * Order keys and index entries, shared by every driver.
+ *
+ * An order key is fixed-width text that sorts like (createdAt, storing order):
+ * 15 digits of createdAt, 10 base-36 digits of a per-process sequence, 4 characters naming the
+ * process. An index entry is `<order key> <id>`; because the key has a fixed width, entries sort as
+ * the list orders them and the id is whatever follows the space, whatever characters it contains.
+ */
+import { createHash, randomBytes } from "node:crypto";
+
+const TIME_DIGITS = 15;
+const SEQ_DIGITS = 10;
+/** Length of an order key; the id starts one character later. */
+export const ORDER_KEY_LENGTH = TIME_DIGITS + SEQ_DIGITS + 4;
+
+// Per process, not per storage instance: two instances sharing a directory in one process (a
+// restart in tests) still get increasing keys. The tag tells apart processes sharing one Redis.
+let sequence = 0;
+const processTag = randomBytes(3).toString("base64url").slice(0, 4);
+
+/** A fresh order key for a completion stored now with this `createdAt`. */
+export function nextOrderKey(createdAt: number): string {
+  sequence += 1;
+  return timePrefix(createdAt) + sequence.toString(36).padStart(SEQ_DIGITS, "0") + processTag;
+}
+
+/** The part of an order key that `createdAt` decides; entries below it are older. */
+export function timePrefix(createdAt: number): string {
+  return String(Math.max(0, Math.floor(createdAt))).padStart(TIME_DIGITS, "0");
+}
+
+/**
+ * The lowest entry that is still alive under a TTL: an entry sorts below it exactly when its
+ * `createdAt + ttlMs <= now`, the rule `isExpired` applies to records.
+ */
+export function ttlCutoff(ttlMs: number | undefined, now = Date.now()): string | undefined {
+  return ttlMs === undefined ? undefined : timePrefix(now - ttlMs + 1);
+}
+
+/** The index entry for a stored completion. */
+export function indexEntry(orderKey: string, id: string): string {
+  return `${orderKey} ${id}`;
+}
+
+/** Splits an index entry back into its order key and id. */
+export function parseEntry(entry: string): { orderKey: string; id: string } {
+  return { orderKey: entry.slice(0, ORDER_KEY_LENGTH), id: entry.slice(ORDER_KEY_LENGTH + 1) };
+}
+
+const SAFE = /[a-z0-9-]/;
+const MAX_SEGMENT = 120;
+
+/**
+ * Turns any string into one key segment that every unstorage driver keeps as is: only `a-z`, `0-9`
+ * and `-` stay; anything else becomes `_` and two hex digits per UTF-8 byte. Uppercase is escaped
+ * too, so ids differing only by case stay two files on case-insensitive file systems, and `/`, `:`,
+ * `?` or `..` never reach unstorage's key normalisation or a path. Segments over 120 characters
+ * become `_h` + SHA-256 (a file name limit is 255 bytes); `_h` never comes out of the escaping.
+ */
+export function keySegment(text: string): string {
+  let out = "";
+  for (const char of text) {
+    if (SAFE.test(char)) out += char;
+    else for (const byte of Buffer.from(char, "utf8")) out += `_${byte.toString(16).padStart(2, "0")}`;
+  }
+  if (out.length === 0) return "_";
+  return out.length > MAX_SEGMENT ? `_h${createHash("sha256").update(text).digest("hex")}` : out;
+}
+
+/** The index names a completion belongs to: all, its model, each metadata pair. */
+export interface IndexNames {
+  all: string;
+  model(model: string): string;
+  pair(key: string, value: string): string;
+}
+
+/** Index names as unstorage key segments (memory, fs). */
+export const kvIndexNames: IndexNames = {
+  all: "all",
+  model: (model) => `m:${keySegment(model)}`,
+  // keySegment escapes "=", so the pair ("a=b", "c") never meets ("a", "b=c"); two segments of at
+  // most 130 characters keep the name under a file name's 255 bytes.
+  pair: (key, value) => `md:${keySegment(key)}=${keySegment(value)}`,
+};
+
+/** Every index a completion with this model and metadata belongs to. */
+export function indexesOf(names: IndexNames, model: string, metadata: Record<string, string>): string[] {
+  return [names.all, names.model(model), ...Object.entries(metadata).map(([key, value]) => names.pair(key, value))];
+}

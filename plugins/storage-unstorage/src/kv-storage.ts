@@ -1,0 +1,152 @@
+/**
+ * Stored completions on an unstorage driver without native indexes (memory, fs): records under
+ * `c:<id>`, ordered indexes as segmented lists (`segmented-index.ts`). Single-process: index
+ * appends are serialised with an in-process mutex, so two routers must not share one fs directory.
+ */
+import type { CompletionListQuery, CompletionPage, PluginContext, Storage, StoredCompletion } from "@modelmux/core";
+import type { Driver } from "unstorage";
+import { guarded } from "./errors.ts";
+import { indexEntry, indexesOf, keySegment, kvIndexNames, nextOrderKey, ttlCutoff } from "./keys.ts";
+import { driverStore } from "./kv-store.ts";
+import { KeyedMutex } from "./mutex.ts";
+import { collectPage, type EntryVerdict } from "./page.ts";
+import { decodeRecord, encodeRecord, isCurrent, isExpired, matchesQuery, type StoredRecord } from "./record.ts";
+import { SegmentedIndexes } from "./segmented-index.ts";
+
+export interface KvStorageOptions {
+  /** An unstorage driver; values are written as JSON text and read back as text. */
+  driver: Driver;
+  /** Key prefix (a sub-directory on fs). */
+  prefix: string;
+  /** `storage.ttl` in ms; undefined keeps completions forever. */
+  ttlMs: number | undefined;
+  logger: Pick<PluginContext["logger"], "warn">;
+}
+
+/** A `Storage` on a plain key-value unstorage driver. */
+export function createKvStorage({ driver, prefix, ttlMs, logger }: KvStorageOptions): Storage {
+  const store = driverStore(driver, prefix);
+  const indexes = new SegmentedIndexes(store);
+  // Read-modify-write of one record (update, delete) must not interleave with a save of that id.
+  const recordLocks = new KeyedMutex();
+  const background = new Set<Promise<void>>();
+  const recordKey = (id: string) => `c:${keySegment(id)}`;
+
+  /** Index upkeep that a reply need not wait for; `close()` waits for it. */
+  function later(what: string, task: () => Promise<void>): void {
+    // The core's logger is already tagged `storage:unstorage`.
+    const run = task().catch((error: unknown) => logger.warn(`${what} failed:`, error));
+    background.add(run);
+    void run.finally(() => background.delete(run));
+  }
+
+  function verdict(record: StoredRecord | undefined, entry: string, query: CompletionListQuery): EntryVerdict {
+    if (!isCurrent(record, entry) || isExpired(record, ttlMs)) return "stale";
+    return matchesQuery(record, query) ? "match" : "skip";
+  }
+
+  async function readRecord(id: string): Promise<StoredRecord | undefined> {
+    const record = decodeRecord(await store.get(recordKey(id)));
+    // A hashed key (ids over 120 characters) could in theory be shared: the record says whose it is.
+    if (!record || record.entry.completion.id !== id) return undefined;
+    if (isExpired(record, ttlMs)) {
+      // memory and fs have no expiry of their own: an expired record is deleted when met.
+      await store.remove(recordKey(id));
+      return undefined;
+    }
+    return record;
+  }
+
+  /** Deletes the records of entries dropped from the "all" index because they expired. */
+  async function purgeExpired(entries: string[]): Promise<void> {
+    for (let i = 0; i < entries.length; i += 64) {
+      const ids = entries.slice(i, i + 64).map((entry) => entry.slice(entry.indexOf(" ") + 1));
+      await Promise.all(ids.map((id) => recordLocks.run(id, async () => void (await readRecord(id)))));
+    }
+  }
+
+  async function addToIndexes(names: string[], entry: string): Promise<void> {
+    const cutoff = ttlCutoff(ttlMs);
+    await Promise.all(
+      names.map(async (name) => {
+        const dropped = await indexes.insert(name, entry, cutoff);
+        if (name === kvIndexNames.all && dropped.length > 0) later("purging expired completions", () => purgeExpired(dropped));
+      }),
+    );
+  }
+
+  return {
+    saveCompletion: (entry) =>
+      guarded("saveCompletion", async () => {
+        const id = entry.completion.id;
+        const orderKey = nextOrderKey(entry.createdAt);
+        // Record first, then index entries: an index entry never points at a record not yet written.
+        await recordLocks.run(id, () => store.set(recordKey(id), encodeRecord({ v: 1, orderKey, entry })));
+        await addToIndexes(indexesOf(kvIndexNames, entry.model, entry.metadata), indexEntry(orderKey, id));
+      }),
+
+    getCompletion: (id) => guarded("getCompletion", async () => (await readRecord(id))?.entry),
+
+    listCompletions: (query) =>
+      guarded("listCompletions", async (): Promise<CompletionPage | undefined> => {
+        let after: string | undefined;
+        if (query.after !== undefined) {
+          const record = await readRecord(query.after);
+          if (!record) return undefined;
+          after = indexEntry(record.orderKey, query.after);
+        }
+        const pairs = Object.entries(query.metadata ?? {});
+        const names = [
+          ...(query.model === undefined ? [] : [kvIndexNames.model(query.model)]),
+          ...pairs.map(([key, value]) => kvIndexNames.pair(key, value)),
+        ];
+        if (names.length === 0) names.push(kvIndexNames.all);
+        const dirs = await Promise.all(names.map((name) => indexes.directory(name)));
+        // Every filter must hold: one index that was never written means no completion matches.
+        if (dirs.some((dir) => dir === undefined)) return { data: [], hasMore: false };
+        // Walk the smallest of the matching indexes; the records confirm the other filters.
+        let best = 0;
+        dirs.forEach((dir, i) => dir!.segs.length < dirs[best]!.segs.length && (best = i));
+        const name = names[best]!;
+        return collectPage(
+          {
+            source: indexes.walk(name, dirs[best]!, query.order, after, ttlCutoff(ttlMs)),
+            fetch: async (ids) => (await store.getMany(ids.map(recordKey))).map(decodeRecord),
+            check: (record, entry) => verdict(record, entry, query),
+            onStale: (entries) => later("compacting an index", () => indexes.remove(name, entries)),
+          },
+          query.limit,
+        );
+      }),
+
+    updateMetadata: (id, metadata) =>
+      guarded("updateMetadata", () =>
+        recordLocks.run(id, async (): Promise<StoredCompletion | undefined> => {
+          const record = await readRecord(id);
+          if (!record) return undefined;
+          const updated: StoredRecord = { ...record, entry: { ...record.entry, metadata: { ...metadata } } };
+          await store.set(recordKey(id), encodeRecord(updated));
+          // Old pairs' entries stay behind as hints the record now rejects; new pairs get one.
+          const old = record.entry.metadata;
+          const added = Object.entries(metadata).filter(([key, value]) => !Object.hasOwn(old, key) || old[key] !== value);
+          await addToIndexes(added.map(([key, value]) => kvIndexNames.pair(key, value)), indexEntry(record.orderKey, id));
+          return updated.entry;
+        }),
+      ),
+
+    deleteCompletion: (id) =>
+      guarded("deleteCompletion", () =>
+        recordLocks.run(id, async () => {
+          if (!(await readRecord(id))) return false;
+          // Its index entries now point at nothing; lists skip them and compact them when met.
+          await store.remove(recordKey(id));
+          return true;
+        }),
+      ),
+
+    async close() {
+      while (background.size > 0) await Promise.all([...background]);
+      await store.dispose();
+    },
+  };
+}

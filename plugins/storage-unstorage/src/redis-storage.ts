@@ -1,0 +1,201 @@
+/**
+ * Stored completions on Redis, shared by any number of router instances. The connection is
+ * unstorage's redis driver (ioredis, created on first use); the commands go to its client
+ * (`getInstance()`), because the layout needs what unstorage's key-value API lacks: TTLs in ms,
+ * sorted sets, and MULTI. This driver-specific index is what the issue allows for.
+ *
+ * - `<prefix>:c:<id>`: the record, JSON text, with a native `PX` expiry under `storage.ttl`.
+ * - `<prefix>:i:all`, `<prefix>:i:m:<model>`, `<prefix>:i:md:<key>=<value>`: sorted sets whose
+ *   members are index entries (`<order key> <id>`), all with score 0, so ZRANGEBYLEX walks them in
+ *   list order from any cursor in O(log n + page).
+ * Every write is one MULTI: a reader sees a save, an update or a delete whole or not at all, and
+ * two instances never lose each other's index entries.
+ */
+import type { CompletionPage, PluginContext, Storage } from "@modelmux/core";
+import type { ChainableCommander, Redis } from "ioredis";
+import redisDriver from "unstorage/drivers/redis";
+import { guarded, storageError } from "./errors.ts";
+import { indexEntry, indexesOf, nextOrderKey, ttlCutoff, type IndexNames } from "./keys.ts";
+import { collectPage, type EntrySource } from "./page.ts";
+import { decodeRecord, encodeRecord, isCurrent, isExpired, matchesQuery, type StoredRecord } from "./record.ts";
+
+export interface RedisStorageOptions {
+  url: string;
+  prefix: string;
+  ttlMs: number | undefined;
+  logger: Pick<PluginContext["logger"], "warn">;
+}
+
+/** Runs a MULTI; throws the first failed command's error. */
+async function execute(multi: ChainableCommander): Promise<unknown[]> {
+  const results = await multi.exec();
+  if (!results) throw storageError("a Redis transaction was aborted");
+  const failed = results.find(([error]) => error);
+  if (failed) throw failed[0];
+  return results.map(([, value]) => value);
+}
+
+/** A `Storage` on Redis. Nothing connects until the first call. */
+export function createRedisStorage({ url, prefix, ttlMs, logger }: RedisStorageOptions): Storage {
+  // Few retries per command: a request waiting on a dead Redis fails in about a second, not minutes.
+  const driver = redisDriver({ url, maxRetriesPerRequest: 2, connectTimeout: 5_000 });
+  let client: Redis | undefined;
+  let reportedDown = false;
+  // Logs name the server, never the URL's password. (The core's logger is tagged already.)
+  const server = URL.canParse(url) ? new URL(url).host : "redis";
+  const redis = (): Redis => {
+    if (client) return client;
+    client = driver.getInstance!() as Redis;
+    // ioredis reconnects by itself; one warning per outage, not one per attempt.
+    client.on("error", (error: Error) => {
+      if (!reportedDown) logger.warn(`Redis at ${server}: ${error.message}`);
+      reportedDown = true;
+    });
+    client.on("ready", () => (reportedDown = false));
+    return client;
+  };
+
+  // Redis keys take any bytes; only "=" (and "%", the escape) are escaped, so the pair ("a=b", "c")
+  // never shares a key with ("a", "b=c").
+  const escape = (text: string) => text.replace(/[%=]/g, (char) => (char === "%" ? "%25" : "%3D"));
+  const names: IndexNames = {
+    all: `${prefix}:i:all`,
+    model: (model) => `${prefix}:i:m:${model}`,
+    pair: (key, value) => `${prefix}:i:md:${escape(key)}=${escape(value)}`,
+  };
+  const recordKey = (id: string) => `${prefix}:c:${id}`;
+  const background = new Set<Promise<unknown>>();
+
+  async function readRecord(id: string): Promise<StoredRecord | undefined> {
+    const record = decodeRecord(await redis().get(recordKey(id)));
+    // Keys are UTF-8: two ids with different lone surrogates share one key; the record says whose.
+    if (!record || record.entry.completion.id !== id) return undefined;
+    // Redis expires records itself; the check covers a TTL lowered after they were written.
+    return isExpired(record, ttlMs) ? undefined : record;
+  }
+
+  /** Entries from `name` in list order after `after`, none below the TTL cutoff. */
+  function walk(name: string, order: "asc" | "desc", after: string | undefined): EntrySource {
+    const cutoff = ttlCutoff(ttlMs);
+    if (order === "asc") {
+      let from = after === undefined ? "-" : `(${after}`;
+      if (cutoff !== undefined && (after === undefined || after < cutoff)) from = `[${cutoff}`;
+      return async (count) => {
+        const entries = await redis().zrangebylex(name, from, "+", "LIMIT", 0, count);
+        if (entries.length > 0) from = `(${entries.at(-1)}`;
+        return entries;
+      };
+    }
+    let to = after === undefined ? "+" : `(${after}`;
+    const floor = cutoff === undefined ? "-" : `[${cutoff}`;
+    return async (count) => {
+      const entries = await redis().zrevrangebylex(name, to, floor, "LIMIT", 0, count);
+      if (entries.length > 0) to = `(${entries.at(-1)}`;
+      return entries;
+    };
+  }
+
+  return {
+    saveCompletion: (entry) =>
+      guarded("saveCompletion", async () => {
+        const id = entry.completion.id;
+        const orderKey = nextOrderKey(entry.createdAt);
+        const member = indexEntry(orderKey, id);
+        const cutoff = ttlCutoff(ttlMs);
+        const multi = redis().multi();
+        const text = encodeRecord({ v: 1, orderKey, entry });
+        const remaining = ttlMs === undefined ? undefined : entry.createdAt + ttlMs - Date.now();
+        if (remaining === undefined) multi.set(recordKey(id), text);
+        else if (remaining > 0) multi.set(recordKey(id), text, "PX", Math.ceil(remaining));
+        else multi.del(recordKey(id)); // already past its TTL: stored and expired at once
+        for (const name of indexesOf(names, entry.model, entry.metadata)) {
+          multi.zadd(name, 0, member);
+          // Trimming what expired keeps each index as long as the TTL window, never longer.
+          if (cutoff !== undefined) multi.zremrangebylex(name, "-", `(${cutoff}`);
+        }
+        // A re-saved id leaves its old entries behind; they no longer match the record's order
+        // key, so lists skip them and remove them when met.
+        await execute(multi);
+      }),
+
+    getCompletion: (id) => guarded("getCompletion", async () => (await readRecord(id))?.entry),
+
+    listCompletions: (query) =>
+      guarded("listCompletions", async (): Promise<CompletionPage | undefined> => {
+        let after: string | undefined;
+        if (query.after !== undefined) {
+          const record = await readRecord(query.after);
+          if (!record) return undefined;
+          after = indexEntry(record.orderKey, query.after);
+        }
+        const candidates = [
+          ...(query.model === undefined ? [] : [names.model(query.model)]),
+          ...Object.entries(query.metadata ?? {}).map(([key, value]) => names.pair(key, value)),
+        ];
+        let name = names.all;
+        if (candidates.length > 0) {
+          // Walk the smallest matching set; the records confirm the other filters.
+          const sizes = await Promise.all(candidates.map((candidate) => redis().zcard(candidate)));
+          if (sizes.some((size) => size === 0)) return { data: [], hasMore: false };
+          const smallest = sizes.indexOf(Math.min(...sizes));
+          name = candidates[smallest]!;
+        }
+        return collectPage(
+          {
+            source: walk(name, query.order, after),
+            fetch: async (ids) => (await redis().mget(ids.map(recordKey))).map(decodeRecord),
+            check: (record, entry) => {
+              if (!isCurrent(record, entry) || isExpired(record, ttlMs)) return "stale";
+              return matchesQuery(record, query) ? "match" : "skip";
+            },
+            // Entries of expired, deleted or re-saved records: gone for good, safe to remove.
+            onStale: (entries) => {
+              const removal = redis().zrem(name, ...entries).catch((error: unknown) => logger.warn("index cleanup failed:", error));
+              background.add(removal);
+              void removal.finally(() => background.delete(removal));
+            },
+          },
+          query.limit,
+        );
+      }),
+
+    updateMetadata: (id, metadata) =>
+      guarded("updateMetadata", async () => {
+        const record = await readRecord(id);
+        if (!record) return undefined;
+        const updated: StoredRecord = { ...record, entry: { ...record.entry, metadata: { ...metadata } } };
+        const member = indexEntry(record.orderKey, id);
+        const old = record.entry.metadata;
+        const multi = redis().multi();
+        // XX: a completion deleted meanwhile stays deleted; KEEPTTL: it still expires on time.
+        multi.set(recordKey(id), encodeRecord(updated), "KEEPTTL", "XX");
+        for (const [key, value] of Object.entries(old)) {
+          if (!Object.hasOwn(metadata, key) || metadata[key] !== value) multi.zrem(names.pair(key, value), member);
+        }
+        for (const [key, value] of Object.entries(metadata)) {
+          if (!Object.hasOwn(old, key) || old[key] !== value) multi.zadd(names.pair(key, value), 0, member);
+        }
+        const [written] = await execute(multi);
+        return written === null ? undefined : updated.entry;
+      }),
+
+    deleteCompletion: (id) =>
+      guarded("deleteCompletion", async () => {
+        const record = await readRecord(id);
+        if (!record) return false;
+        const member = indexEntry(record.orderKey, id);
+        const multi = redis().multi().del(recordKey(id));
+        for (const name of indexesOf(names, record.entry.model, record.entry.metadata)) multi.zrem(name, member);
+        const [deleted] = await execute(multi);
+        // Two routers deleting at once: only the one whose DEL removed the key says true.
+        return deleted === 1;
+      }),
+
+    async close() {
+      while (background.size > 0) await Promise.all([...background]);
+      // Only a client that exists is closed: the driver's dispose would otherwise create one.
+      if (client) await driver.dispose?.();
+      client = undefined;
+    },
+  };
+}

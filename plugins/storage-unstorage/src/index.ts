@@ -50,7 +50,9 @@ export default defineStorage<UnstorageOptions>({
       case "memory":
         return createKvStorage({ driver: memoryDriver(), ...common });
       case "fs":
-        return createKvStorage({ driver: atomicFsDriver(base), ...common });
+        // One router per directory: its index keys can be cached (an insert skips two file reads),
+        // and a save need not wait for its index files, which lists then wait for instead.
+        return createKvStorage({ driver: atomicFsDriver(base), ...common, indexCacheEntries: 50_000, deferIndexing: true });
       case "redis":
         return createRedisStorage({ url, ...common });
     }

@@ -7,7 +7,7 @@ import type { CompletionListQuery, CompletionPage, PluginContext, Storage, Store
 import type { Driver } from "unstorage";
 import { guarded } from "./errors.ts";
 import { indexEntry, indexesOf, keySegment, kvIndexNames, nextOrderKey, ttlCutoff } from "./keys.ts";
-import { driverStore } from "./kv-store.ts";
+import { cachedStore, driverStore } from "./kv-store.ts";
 import { KeyedMutex } from "./mutex.ts";
 import { collectPage, type EntryVerdict } from "./page.ts";
 import { decodeRecord, encodeRecord, isCurrent, isExpired, matchesQuery, type StoredRecord } from "./record.ts";
@@ -21,11 +21,19 @@ export interface KvStorageOptions {
   /** `storage.ttl` in ms; undefined keeps completions forever. */
   ttlMs: number | undefined;
   logger: Pick<PluginContext["logger"], "warn">;
+  /** Keep this many index keys in memory, write-through (only where this process alone writes). */
+  indexCacheEntries?: number;
+  /**
+   * Let a save return once its record is written, its index entries queued (only where this
+   * process alone writes: a list waits for the entries queued on the indexes it reads).
+   */
+  deferIndexing?: boolean;
 }
 
 /** A `Storage` on a plain key-value unstorage driver. */
-export function createKvStorage({ driver, prefix, ttlMs, logger }: KvStorageOptions): Storage {
-  const store = driverStore(driver, prefix);
+export function createKvStorage({ driver, prefix, ttlMs, logger, indexCacheEntries, deferIndexing }: KvStorageOptions): Storage {
+  const base = driverStore(driver, prefix);
+  const store = indexCacheEntries ? cachedStore(base, (key) => key.startsWith("i:"), indexCacheEntries) : base;
   const indexes = new SegmentedIndexes(store);
   // Read-modify-write of one record (update, delete) must not interleave with a save of that id.
   const recordLocks = new KeyedMutex();
@@ -80,9 +88,13 @@ export function createKvStorage({ driver, prefix, ttlMs, logger }: KvStorageOpti
       guarded("saveCompletion", async () => {
         const id = entry.completion.id;
         const orderKey = nextOrderKey(entry.createdAt);
-        // Record first, then index entries: an index entry never points at a record not yet written.
+        // Index entries are queued before the record is written: an entry met before its record is
+        // there is skipped like any stale one (the record is the truth). Each insert takes its
+        // index's lock at once, so a list that waits for those locks sees this save.
+        const indexing = addToIndexes(indexesOf(kvIndexNames, entry.model, entry.metadata), indexEntry(orderKey, id));
+        if (deferIndexing) later("indexing a stored completion", () => indexing);
         await recordLocks.run(id, () => store.set(recordKey(id), encodeRecord({ v: 1, orderKey, entry })));
-        await addToIndexes(indexesOf(kvIndexNames, entry.model, entry.metadata), indexEntry(orderKey, id));
+        if (!deferIndexing) await indexing;
       }),
 
     getCompletion: (id) => guarded("getCompletion", async () => (await readRecord(id))?.entry),
@@ -101,6 +113,8 @@ export function createKvStorage({ driver, prefix, ttlMs, logger }: KvStorageOpti
           ...pairs.map(([key, value]) => kvIndexNames.pair(key, value)),
         ];
         if (names.length === 0) names.push(kvIndexNames.all);
+        // Saves that returned before their index entries were written: wait for those entries.
+        if (deferIndexing) await Promise.all(names.map((name) => indexes.settled(name)));
         const dirs = await Promise.all(names.map((name) => indexes.directory(name)));
         // Every filter must hold: one index that was never written means no completion matches.
         if (dirs.some((dir) => dir === undefined)) return { data: [], hasMore: false };

@@ -45,13 +45,23 @@ describe("storage-unstorage on fs", () => {
     const storage = await setupStorage({ driver: "fs", base });
     const first = sampleCompletion("chatcmpl-b", { metadata: { v: "1" } });
     await storage.saveCompletion(first);
-    vi.spyOn(fsp, "rename").mockRejectedValueOnce(Object.assign(new Error("simulated crash"), { code: "EIO" }));
+    // The crash hits the record's own file (index files are written beside it, in the background).
+    const rename = fsp.rename.bind(fsp);
+    let crashed = false;
+    vi.spyOn(fsp, "rename").mockImplementation(async (from, to) => {
+      if (!crashed && String(to).endsWith(join("c", "chatcmpl-b"))) {
+        crashed = true;
+        throw Object.assign(new Error("simulated crash"), { code: "EIO" });
+      }
+      return rename(from, to);
+    });
     await expect(storage.saveCompletion(sampleCompletion("chatcmpl-b", { metadata: { v: "2" }, text: "x".repeat(100_000) }))).rejects.toThrow(
       /^\[storage:unstorage\] saveCompletion failed: simulated crash/,
     );
     expect(await storage.getCompletion("chatcmpl-b")).toEqual(first);
-    expect(filesUnder(base).filter((file) => file.endsWith(".tmp"))).toEqual([]);
     await storage.close?.();
+    expect(crashed).toBe(true);
+    expect(filesUnder(base).filter((file) => file.endsWith(".tmp"))).toEqual([]);
   });
 
   test("a reader polling the file never sees a torn record while it is rewritten", async () => {

@@ -50,9 +50,9 @@ export default defineStorage<UnstorageOptions>({
       case "memory":
         return createKvStorage({ driver: memoryDriver(), ...common });
       case "fs":
-        // One router per directory: its index keys can be cached (an insert skips two file reads),
-        // and a save need not wait for its index files, which lists then wait for instead.
-        return createKvStorage({ driver: atomicFsDriver(base), ...common, indexCacheEntries: 50_000, deferIndexing: true });
+        // One router per directory: its index keys are kept in memory and written out in batches
+        // every 50 ms (a save then costs its record's write), and lists wait for queued inserts.
+        return createKvStorage({ driver: atomicFsDriver(base), ...common, indexCache: { maxEntries: 50_000, flushMs: 50 }, deferIndexing: true });
       case "redis":
         return createRedisStorage({ url, ...common });
     }

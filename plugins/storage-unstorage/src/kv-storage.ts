@@ -21,8 +21,11 @@ export interface KvStorageOptions {
   /** `storage.ttl` in ms; undefined keeps completions forever. */
   ttlMs: number | undefined;
   logger: Pick<PluginContext["logger"], "warn">;
-  /** Keep this many index keys in memory, write-through (only where this process alone writes). */
-  indexCacheEntries?: number;
+  /**
+   * Keep index keys in memory and write them out in batches (only where this process alone
+   * writes): at most `maxEntries` written keys are kept, pending ones are written every `flushMs`.
+   */
+  indexCache?: { maxEntries: number; flushMs: number };
   /**
    * Let a save return once its record is written, its index entries queued (only where this
    * process alone writes: a list waits for the entries queued on the indexes it reads).
@@ -31,9 +34,9 @@ export interface KvStorageOptions {
 }
 
 /** A `Storage` on a plain key-value unstorage driver. */
-export function createKvStorage({ driver, prefix, ttlMs, logger, indexCacheEntries, deferIndexing }: KvStorageOptions): Storage {
+export function createKvStorage({ driver, prefix, ttlMs, logger, indexCache, deferIndexing }: KvStorageOptions): Storage {
   const base = driverStore(driver, prefix);
-  const store = indexCacheEntries ? cachedStore(base, (key) => key.startsWith("i:"), indexCacheEntries) : base;
+  const store = indexCache ? cachedStore(base, (key) => key.startsWith("i:"), indexCache) : base;
   const indexes = new SegmentedIndexes(store);
   // Read-modify-write of one record (update, delete) must not interleave with a save of that id.
   const recordLocks = new KeyedMutex();

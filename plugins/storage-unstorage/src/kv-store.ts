@@ -52,18 +52,43 @@ export function driverStore(driver: Driver, prefix: string): KvStore {
 }
 
 /**
- * A write-through cache in front of a store, for the keys `cached(key)` selects, holding at most
- * `maxEntries` (least recently used out first). Only for a store this process alone writes (the fs
- * layout: one router per directory), where what it wrote is what is there: an index insert then
- * costs one write instead of two reads and a write.
+ * A cache in front of a store, for the keys `cached(key)` selects, for a store this process alone
+ * writes (the fs layout: one router per directory), so what it holds is what is there. Writes of
+ * those keys are write-behind: kept here at once, and written out together every `flushMs`
+ * (several updates of one key become one write). At most `maxEntries` clean keys are kept, least
+ * recently used out first; keys not yet written are never dropped. `dispose()` writes them first.
  */
-export function cachedStore(inner: KvStore, cached: (key: string) => boolean, maxEntries: number): KvStore {
+export function cachedStore(inner: KvStore, cached: (key: string) => boolean, options: { maxEntries: number; flushMs: number }): KvStore {
   const cache = new Map<string, string | undefined>();
+  const dirty = new Map<string, string>();
+  let timer: NodeJS.Timeout | undefined;
+  let flushing: Promise<void> = Promise.resolve();
+
   const remember = (key: string, value: string | undefined) => {
     cache.delete(key);
     cache.set(key, value);
-    if (cache.size > maxEntries) cache.delete(cache.keys().next().value!);
+    for (const oldest of cache.keys()) {
+      if (cache.size <= options.maxEntries) break;
+      if (!dirty.has(oldest)) cache.delete(oldest);
+    }
   };
+  const flush = (): Promise<void> => {
+    timer = undefined;
+    const batch = [...dirty];
+    dirty.clear();
+    // One batch at a time, so an older value never lands after a newer one.
+    flushing = flushing.then(async () => {
+      const results = await Promise.allSettled(batch.map(([key, value]) => inner.set(key, value)));
+      const failed = results.findIndex((r) => r.status === "rejected");
+      if (failed >= 0) {
+        // Keep what failed for the next flush unless it was overwritten meanwhile.
+        batch.forEach(([key, value], i) => results[i]!.status === "rejected" && !dirty.has(key) && dirty.set(key, value));
+        throw (results[failed] as PromiseRejectedResult).reason;
+      }
+    });
+    return flushing;
+  };
+
   return {
     async get(key) {
       if (!cached(key)) return inner.get(key);
@@ -78,13 +103,21 @@ export function cachedStore(inner: KvStore, cached: (key: string) => boolean, ma
     },
     getMany: (keys) => inner.getMany(keys),
     async set(key, value) {
-      await inner.set(key, value);
-      if (cached(key)) remember(key, value);
+      if (!cached(key)) return inner.set(key, value);
+      remember(key, value);
+      dirty.set(key, value);
+      timer ??= setTimeout(() => void flush().catch(() => {}), options.flushMs);
     },
     async remove(key) {
-      await inner.remove(key);
+      dirty.delete(key);
       cache.delete(key);
+      await flushing.catch(() => {});
+      await inner.remove(key);
     },
-    dispose: () => inner.dispose(),
+    async dispose() {
+      if (timer) clearTimeout(timer);
+      await flush();
+      await inner.dispose();
+    },
   };
 }

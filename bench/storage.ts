@@ -22,10 +22,10 @@ import { randomUUID } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Redis } from "ioredis";
 import { Agent, request } from "undici";
 import { createHttpClient, createLogger, createRouter, defineStorage, startServer, type CompletionListQuery, type CompletionPage, type Storage, type StoredCompletion } from "@modelmux/core";
 import unstorage, { type UnstorageOptions } from "@modelmux/storage-unstorage";
+import { deletePrefix, probeRedis, REDIS_URL } from "../plugins/storage-unstorage/test/redis-gate.ts";
 import { ms, pool, summarize, time, verdict, type Row, type Scenario, type Summary } from "./lib.ts";
 
 const STORED = Number(process.env.BENCH_STORED ?? 100_000);
@@ -36,7 +36,6 @@ const SAVE_SAMPLES = 2_000;
 const HTTP_WARMUP = 100;
 const ROUNDS = 20;
 const PER_ROUND = 100;
-const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const LIST_TARGET_MS = { memory: 20, fs: 50, redis: 20 };
 const STORE_TARGET_MS = 1;
 const MODELS = ["echo-1", "echo-2", "echo-3", "echo-4"];
@@ -99,37 +98,6 @@ function checkPage(label: string, query: CompletionListQuery, page: CompletionPa
   }
 }
 
-/** Undefined when Redis answers PING; otherwise why not. */
-async function probeRedis(): Promise<string | undefined> {
-  const client = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1_000 });
-  let socketError: string | undefined;
-  client.on("error", (error: Error) => (socketError ??= error.message));
-  try {
-    await client.connect();
-    await client.ping();
-    return undefined;
-  } catch (error) {
-    return socketError ?? String(error);
-  } finally {
-    client.disconnect();
-  }
-}
-
-/** Deletes every key under `prefix` with SCAN + UNLINK (never KEYS or FLUSHDB). */
-async function deletePrefix(prefix: string): Promise<void> {
-  const client = new Redis(REDIS_URL);
-  try {
-    let cursor = "0";
-    do {
-      const [next, keys] = await client.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 1000);
-      cursor = next;
-      if (keys.length > 0) await client.unlink(...keys);
-    } while (cursor !== "0");
-  } finally {
-    client.disconnect();
-  }
-}
-
 /** The plugin options for a driver and how to remove its data, or why it is skipped. */
 async function prepare(driver: Driver): Promise<{ options: UnstorageOptions; cleanup: () => Promise<void> } | { skip: string }> {
   const prefix = `modelmux-bench-${process.pid}-${Date.now()}`;
@@ -140,7 +108,7 @@ async function prepare(driver: Driver): Promise<{ options: UnstorageOptions; cle
   }
   const problem = await probeRedis();
   if (problem !== undefined) return { skip: `Redis is not reachable at ${REDIS_URL} (${problem}); start it as DEVELOPERS.md says, or set REDIS_URL` };
-  return { options: { driver, url: REDIS_URL, prefix }, cleanup: () => deletePrefix(prefix) };
+  return { options: { driver, url: REDIS_URL, prefix }, cleanup: async () => void (await deletePrefix(prefix)) };
 }
 
 const logger = createLogger({ level: "warn" });

@@ -76,8 +76,9 @@ export function cachedStore(inner: KvStore, cached: (key: string) => boolean, op
     timer = undefined;
     const batch = [...dirty];
     dirty.clear();
-    // One batch at a time, so an older value never lands after a newer one.
-    flushing = flushing.then(async () => {
+    // One batch at a time, so an older value never lands after a newer one; a failed batch must
+    // not stop the ones after it (its keys are back in `dirty`).
+    flushing = flushing.catch(() => {}).then(async () => {
       const results = await Promise.allSettled(batch.map(([key, value]) => inner.set(key, value)));
       const failed = results.findIndex((r) => r.status === "rejected");
       if (failed >= 0) {
@@ -92,6 +93,7 @@ export function cachedStore(inner: KvStore, cached: (key: string) => boolean, op
   return {
     async get(key) {
       if (!cached(key)) return inner.get(key);
+      if (dirty.has(key)) return dirty.get(key);
       if (cache.has(key)) {
         const value = cache.get(key);
         remember(key, value);
@@ -104,8 +106,9 @@ export function cachedStore(inner: KvStore, cached: (key: string) => boolean, op
     getMany: (keys) => inner.getMany(keys),
     async set(key, value) {
       if (!cached(key)) return inner.set(key, value);
-      remember(key, value);
+      // Dirty first: remember() may evict, and must never evict a key not yet written.
       dirty.set(key, value);
+      remember(key, value);
       timer ??= setTimeout(() => void flush().catch(() => {}), options.flushMs);
     },
     async remove(key) {

@@ -22,6 +22,12 @@ for (const transport of TRANSPORTS) {
       expect(refused.headers.get("allow")).toBe("GET, HEAD");
     });
 
+    it("answers a path with broken percent-encoding with a 400 that says so", async () => {
+      const res = await h.request("/v1/chat/completions/%E0%A4%A", { headers: { authorization: `Bearer ${TEST_KEY}` } });
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { error: { message: string } }).error.message).toContain("percent-encoding");
+    });
+
     it("names the Bearer scheme on a 401", async () => {
       const res = await h.request("/v1/models");
       expect(res.status).toBe(401);

@@ -49,7 +49,9 @@ function toEnvelopeError(error: HTTPError, event: H3Event): ModelmuxError {
   if (!error.unhandled) {
     if (error.status === 404) return notFound(`Unknown route: ${event.req.method} ${event.url.pathname}`);
     if (error.status === 413) return new ModelmuxError(error.message, { status: 413, type: "invalid_request_error", code: "body_too_large" });
-    if (error.status >= 400 && error.status < 500) return invalidRequest(error.message, { code: "invalid_request" });
+    // h3's own 400 is a request URL it cannot decode (bad percent-encoding); say so.
+    if (error.status === 400) return invalidRequest("The request URL is malformed: its path is not valid percent-encoding.", { code: "invalid_request" });
+    if (error.status > 400 && error.status < 500) return invalidRequest(error.message, { code: "invalid_request" });
   }
   return internalError(error.cause ?? error);
 }

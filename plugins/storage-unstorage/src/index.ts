@@ -50,9 +50,7 @@ export default defineStorage<UnstorageOptions>({
       case "memory":
         return createKvStorage({ driver: memoryDriver(), ...common });
       case "fs":
-        // One router per directory: its index keys are kept in memory and written out in batches
-        // every 50 ms (a save then costs its record's write), and lists wait for queued inserts.
-        return createKvStorage({ driver: atomicFsDriver(base), ...common, indexCache: { maxEntries: 50_000, flushMs: 50 }, deferIndexing: true });
+        return createKvStorage({ driver: atomicFsDriver(base), ...common });
       case "redis":
         return createRedisStorage({ url, ...common });
     }

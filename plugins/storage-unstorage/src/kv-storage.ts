@@ -7,7 +7,7 @@ import type { CompletionListQuery, CompletionPage, PluginContext, Storage, Store
 import type { Driver } from "unstorage";
 import { guarded } from "./errors.ts";
 import { indexEntry, indexesOf, keySegment, kvIndexNames, nextOrderKey, ttlCutoff } from "./keys.ts";
-import { cachedStore, driverStore } from "./kv-store.ts";
+import { driverStore } from "./kv-store.ts";
 import { KeyedMutex } from "./mutex.ts";
 import { collectPage, type EntryVerdict } from "./page.ts";
 import { decodeRecord, encodeRecord, isCurrent, isExpired, matchesQuery, type StoredRecord } from "./record.ts";
@@ -21,22 +21,11 @@ export interface KvStorageOptions {
   /** `storage.ttl` in ms; undefined keeps completions forever. */
   ttlMs: number | undefined;
   logger: Pick<PluginContext["logger"], "warn">;
-  /**
-   * Keep index keys in memory and write them out in batches (only where this process alone
-   * writes): at most `maxEntries` written keys are kept, pending ones are written every `flushMs`.
-   */
-  indexCache?: { maxEntries: number; flushMs: number };
-  /**
-   * Let a save return once its record is written, its index entries queued (only where this
-   * process alone writes: a list waits for the entries queued on the indexes it reads).
-   */
-  deferIndexing?: boolean;
 }
 
 /** A `Storage` on a plain key-value unstorage driver. */
-export function createKvStorage({ driver, prefix, ttlMs, logger, indexCache, deferIndexing }: KvStorageOptions): Storage {
-  const base = driverStore(driver, prefix);
-  const store = indexCache ? cachedStore(base, (key) => key.startsWith("i:"), indexCache) : base;
+export function createKvStorage({ driver, prefix, ttlMs, logger }: KvStorageOptions): Storage {
+  const store = driverStore(driver, prefix);
   const indexes = new SegmentedIndexes(store);
   // Read-modify-write of one record (update, delete) must not interleave with a save of that id.
   const recordLocks = new KeyedMutex();
@@ -91,13 +80,10 @@ export function createKvStorage({ driver, prefix, ttlMs, logger, indexCache, def
       guarded("saveCompletion", async () => {
         const id = entry.completion.id;
         const orderKey = nextOrderKey(entry.createdAt);
-        // Index entries are queued before the record is written: an entry met before its record is
-        // there is skipped like any stale one (the record is the truth). Each insert takes its
-        // index's lock at once, so a list that waits for those locks sees this save.
-        const indexing = addToIndexes(indexesOf(kvIndexNames, entry.model, entry.metadata), indexEntry(orderKey, id));
-        if (deferIndexing) later("indexing a stored completion", () => indexing);
+        // Record first, then index entries: a list that meets an entry always finds its record
+        // (an entry without one is taken for stale and removed).
         await recordLocks.run(id, () => store.set(recordKey(id), encodeRecord({ v: 1, orderKey, entry })));
-        if (!deferIndexing) await indexing;
+        await addToIndexes(indexesOf(kvIndexNames, entry.model, entry.metadata), indexEntry(orderKey, id));
       }),
 
     getCompletion: (id) => guarded("getCompletion", async () => (await readRecord(id))?.entry),
@@ -116,8 +102,6 @@ export function createKvStorage({ driver, prefix, ttlMs, logger, indexCache, def
           ...pairs.map(([key, value]) => kvIndexNames.pair(key, value)),
         ];
         if (names.length === 0) names.push(kvIndexNames.all);
-        // Saves that returned before their index entries were written: wait for those entries.
-        if (deferIndexing) await Promise.all(names.map((name) => indexes.settled(name)));
         const dirs = await Promise.all(names.map((name) => indexes.directory(name)));
         // Every filter must hold: one index that was never written means no completion matches.
         if (dirs.some((dir) => dir === undefined)) return { data: [], hasMore: false };

@@ -60,11 +60,6 @@ export class SegmentedIndexes {
   }
 
   /** The directory of an index, or `undefined` when nothing was ever added to it. */
-  /** Resolves once every insert already queued on `name` has been written. */
-  settled(name: string): Promise<void> {
-    return this.#mutex.run(name, async () => {});
-  }
-
   async directory(name: string): Promise<Directory | undefined> {
     const text = await this.#store.get(`i:${name}:dir`);
     return text === undefined ? undefined : (JSON.parse(text) as Directory);

@@ -45,7 +45,7 @@ describe("storage-unstorage on fs", () => {
     const storage = await setupStorage({ driver: "fs", base });
     const first = sampleCompletion("chatcmpl-b", { metadata: { v: "1" } });
     await storage.saveCompletion(first);
-    // The crash hits the record's own file (index files are written beside it, in the background).
+    // The crash hits the record's own file, which a save writes before its index files.
     const rename = fsp.rename.bind(fsp);
     let crashed = false;
     vi.spyOn(fsp, "rename").mockImplementation(async (from, to) => {
@@ -62,6 +62,27 @@ describe("storage-unstorage on fs", () => {
     await storage.close?.();
     expect(crashed).toBe(true);
     expect(filesUnder(base).filter((file) => file.endsWith(".tmp"))).toEqual([]);
+  });
+
+  test("lists running alongside saves never lose a completion from the lists", async () => {
+    const base = freshDir();
+    const storage = await setupStorage({ driver: "fs", base });
+    let saving = true;
+    const pollers = Array.from({ length: 3 }, async () => {
+      while (saving) {
+        await storage.listCompletions({ limit: 100, order: "desc" });
+        // Yield to the event loop between lists, as separate requests do.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    });
+    const ids = Array.from({ length: 120 }, (_, i) => `race-${i}`);
+    for (let i = 0; i < ids.length; i += 10) {
+      await Promise.all(ids.slice(i, i + 10).map((id) => storage.saveCompletion(sampleCompletion(id, { createdAt: Date.now() }))));
+    }
+    saving = false;
+    await Promise.all(pollers);
+    expect((await listAll(storage)).sort()).toEqual([...ids].sort());
+    await storage.close?.();
   });
 
   test("a reader polling the file never sees a torn record while it is rewritten", async () => {

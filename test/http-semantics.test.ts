@@ -3,6 +3,7 @@
  * scheme named on a 401, and a ceiling on `n` so one request cannot make a reply of any size.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createLogger, defineProvider } from "@modelmux/core";
 import { postJson, startHarness, testConfig, TEST_KEY, TRANSPORTS, type Harness } from "./helpers/harness.ts";
 
 for (const transport of TRANSPORTS) {
@@ -43,3 +44,37 @@ for (const transport of TRANSPORTS) {
     });
   });
 }
+
+describe("a client that hangs up while the provider works", () => {
+  it("is logged as a closed request, not as an internal error", async () => {
+    const lines: string[] = [];
+    const waiting = defineProvider({
+      name: "waiting",
+      optionsSchema: { type: "object" },
+      setup: () => ({
+        capabilities: () => ({}),
+        chat: (_request, call) =>
+          new Promise((_resolve, reject) => call.signal.addEventListener("abort", () => reject(Object.assign(new Error("aborted"), { name: "AbortError" })))),
+        chatStream: async () => (async function* () {})(),
+      }),
+    });
+    const h = await startHarness(testConfig({ w: { plugin: "waiting", models: ["m"] } }), "http", {
+      plugins: { waiting },
+      logger: createLogger({ level: "info", format: "json", write: (text) => void lines.push(...text.trim().split("\n")) }),
+    });
+    try {
+      const controller = new AbortController();
+      const pending = h.request("/v1/chat/completions", { ...postJson({ model: "w/m", messages: [{ role: "user", content: "x" }] }), signal: controller.signal }).catch(() => "aborted");
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      controller.abort();
+      expect(await pending).toBe("aborted");
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      h.router.logger.flush();
+      const records = lines.map((line) => JSON.parse(line) as { level: string; status?: number });
+      expect(records.filter((r) => r.level === "error")).toEqual([]);
+      expect(records.find((r) => r.status !== undefined)?.status).toBe(499);
+    } finally {
+      await h.close();
+    }
+  });
+});

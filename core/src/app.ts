@@ -82,6 +82,12 @@ export function createApp(ctx: AppContext): H3 {
     onRequest: assignRequestId,
     onResponse: createAccessLog(ctx.logger),
     onError(error, event) {
+      const cause = error.cause ?? error;
+      if (event.req.signal?.aborted && cause instanceof Error && cause.name === "AbortError") {
+        // The client hung up: not a bug, and nobody is left to read a reply. 499 is for the log.
+        ctx.logger.debug(`client closed ${event.req.method} ${event.url.pathname}`, { request_id: event.context.requestId });
+        return new Response(null, { status: 499, headers: { "x-request-id": event.context.requestId } });
+      }
       const mapped = toEnvelopeError(error, event);
       const requestId = event.context.requestId;
       if (mapped.status >= 500 && mapped.code === "internal_error") {

@@ -3,8 +3,10 @@
  */
 import type { ConsolaInstance } from "consola";
 import type { Authenticate, Principal } from "./auth.ts";
+import type { ImageStore } from "./images/image-store.ts";
 import type { ModelTable } from "./models.ts";
-import type { Storage } from "./plugin.ts";
+import type { Provider, Storage } from "./plugin.ts";
+import type { Usage } from "./types/chat.ts";
 import type { RequestValidators } from "./validation/request-validators.ts";
 
 export interface AppContext {
@@ -15,6 +17,17 @@ export interface AppContext {
   logger: ConsolaInstance;
   /** Where `store: true` completions go; undefined when `storage` is not configured. */
   storage: Storage | undefined;
+  /** Generated images kept for their URLs (contract §9). */
+  images: ImageStore;
+  /** Where `/v1/responses` is forwarded (`responses.provider`), or why it is off. */
+  responses: ResponsesTarget | { off: string };
+}
+
+/** The one provider the responses API is forwarded to (contract §4). */
+export interface ResponsesTarget {
+  provider: string;
+  instance: Provider;
+  timeoutMs: number;
 }
 
 declare module "h3" {
@@ -27,5 +40,7 @@ declare module "h3" {
     principal?: Principal;
     /** The `provider/model` a request was routed to, for the access log. */
     model?: string;
+    /** The reply's token usage once known, for the access log. */
+    usage?: Usage;
   }
 }

@@ -6,8 +6,11 @@ import { randomUUID } from "node:crypto";
 import { H3, HTTPError, type H3Event } from "h3";
 import type { AppContext } from "./app-context.ts";
 import { createChatCompletionHandler } from "./endpoints/chat-completions.ts";
+import { createImageHandlers } from "./endpoints/images.ts";
 import { createModelsHandler } from "./endpoints/models.ts";
+import { createResponsesHandlers } from "./endpoints/responses.ts";
 import { createStoredCompletionHandlers } from "./endpoints/stored-completions.ts";
+import { IMAGE_FILES_PATH } from "./images/image-store.ts";
 import { internalError, invalidRequest, methodNotAllowed, ModelmuxError, notFound } from "./errors.ts";
 
 /** The content type h3 gives returned objects; errors and prebuilt bodies use the same. */
@@ -36,6 +39,7 @@ function createAccessLog(logger: AppContext["logger"]) {
       status: response.status,
       duration_ms: ms,
       ...(model && { model }),
+      ...(event.context.usage && { prompt_tokens: event.context.usage.prompt_tokens, completion_tokens: event.context.usage.completion_tokens }),
       ...(principal && { app: principal.app, developer: principal.developer }),
       request_id: requestId,
     });
@@ -111,6 +115,22 @@ export function createApp(ctx: AppContext): H3 {
   app.all("/v1/chat/completions/:id", onlyMethods("GET", "HEAD", "POST", "DELETE"));
   getAndHead(app, "/v1/chat/completions/:id/messages", stored.listMessages);
   app.all("/v1/chat/completions/:id/messages", onlyMethods("GET", "HEAD"));
+  const responses = createResponsesHandlers(ctx);
+  app.post("/v1/responses", responses.createResponse);
+  app.all("/v1/responses", onlyMethods("POST"));
+  app.get("/v1/responses/:id", responses.getResponse);
+  app.delete("/v1/responses/:id", responses.deleteResponse);
+  app.all("/v1/responses/:id", onlyMethods("GET", "DELETE"));
+  app.post("/v1/responses/:id/cancel", responses.cancelResponse);
+  app.all("/v1/responses/:id/cancel", onlyMethods("POST"));
+  app.get("/v1/responses/:id/input_items", responses.listInputItems);
+  app.all("/v1/responses/:id/input_items", onlyMethods("GET"));
+  const images = createImageHandlers(ctx);
+  app.post("/v1/images/generations", images.generateImages);
+  app.all("/v1/images/generations", onlyMethods("POST"));
+  // Outside /v1: an image URL needs no API key, its token is the credential (contract §9).
+  getAndHead(app, `${IMAGE_FILES_PATH}/:name`, images.getImageFile);
+  app.all(`${IMAGE_FILES_PATH}/:name`, onlyMethods("GET", "HEAD"));
   getAndHead(app, "/v1/models", createModelsHandler(ctx.models.entries));
   app.all("/v1/models", onlyMethods("GET", "HEAD"));
   app.all("/healthz", onlyMethods("GET", "HEAD"));

@@ -1,4 +1,6 @@
+import type { ImageGenerationRequest } from "./schemas/images-request.ts";
 import type { ChatRequest } from "./types/chat.ts";
+import { IMAGE_OPTIONS, type ImageOption } from "./types/images.ts";
 import { invalidRequest } from "./errors.ts";
 
 /** Every feature a model may or may not have (contract §6). */
@@ -82,5 +84,38 @@ export function assertChatCapabilities(request: ChatRequest, capabilities: Capab
 export function assertCapability(capabilities: Capabilities, capability: Capability, modelName: string, param = "model"): void {
   if (!capabilities[capability]) {
     throw invalidRequest(`Model '${modelName}' does not support ${capability}`, { code: "unsupported_feature", param });
+  }
+}
+
+/** What each optional image field is called in the error, when the model does not take it. */
+const IMAGE_OPTION_FEATURES: Record<ImageOption, string> = {
+  background: "background",
+  moderation: "moderation",
+  n: "more than one image (n > 1)",
+  output_compression: "output_compression",
+  output_format: "output_format",
+  quality: "quality",
+  size: "size",
+  style: "style",
+};
+
+/**
+ * The capability check for image requests: the `images` capability, then each optional field the
+ * request sets against the fields the model takes. Same 400 `unsupported_feature` whatever the
+ * provider, so a field only one provider supports is refused alike by all the others.
+ */
+export function assertImageCapabilities(
+  request: ImageGenerationRequest,
+  capabilities: Capabilities,
+  options: ReadonlySet<ImageOption>,
+  modelName: string,
+): void {
+  assertCapability(capabilities, "images", modelName);
+  for (const option of IMAGE_OPTIONS) {
+    const value = request[option];
+    const used = option === "n" ? (value ?? 1) !== 1 && value !== 0 : value != null;
+    if (used && !options.has(option)) {
+      throw invalidRequest(`Model '${modelName}' does not support ${IMAGE_OPTION_FEATURES[option]}`, { code: "unsupported_feature", param: option });
+    }
   }
 }

@@ -24,7 +24,14 @@ export type {
   StoredCompletion,
   CompletionListQuery,
   CompletionPage,
+  ForwardCall,
+  ForwardReply,
+  ForwardRequest,
+  StoredImage,
 } from "./plugin.ts";
+export type { ImageGenerationRequest } from "./schemas/images-request.ts";
+export type * from "./types/images.ts";
+export { IMAGE_OPTIONS } from "./types/images.ts";
 export { CAPABILITY_NAMES, type Capabilities, type Capability } from "./capabilities.ts";
 export {
   ModelmuxError,
@@ -37,7 +44,15 @@ export {
   type ProviderErrorInit,
 } from "./errors.ts";
 export { createHttpClient, headerValue, toBodyReadError, toUpstreamError, type HttpBody, type HttpClient, type HttpRequest, type HttpResponse } from "./http-client.ts";
-export { postUpstream, readUpstreamText, parseUpstreamJson, type UpstreamRequest, type UpstreamErrorReply } from "./upstream-call.ts";
+export {
+  postUpstream,
+  sendUpstream,
+  readUpstreamText,
+  parseUpstreamJson,
+  type RawUpstreamRequest,
+  type UpstreamRequest,
+  type UpstreamErrorReply,
+} from "./upstream-call.ts";
 export { readSseEvents, type EventSourceMessage } from "./sse-parse.ts";
 export type * from "./types/chat.ts";
 export type { ModelmuxConfig, ProviderConfig } from "./config/types.ts";

@@ -5,6 +5,7 @@
 import { mergeCapabilities, type Capabilities } from "./capabilities.ts";
 import { modelNotFound } from "./errors.ts";
 import type { Provider } from "./plugin.ts";
+import type { ImageOption } from "./types/images.ts";
 
 export interface ModelEntry {
   /** The public name, `provider/model`. */
@@ -17,6 +18,8 @@ export interface ModelEntry {
   instance: Provider;
   capabilities: Capabilities;
   timeoutMs: number;
+  /** The optional image request fields the model accepts (`Provider.imageOptions`). */
+  imageOptions: ReadonlySet<ImageOption>;
   /** `modelmux_model_id`: its 1-based position in the config, stable for a given config. */
   id: number;
 }
@@ -52,6 +55,7 @@ export function buildModelTable(providers: readonly ProviderModels[], aliases: R
         instance: p.instance,
         capabilities: mergeCapabilities(p.instance.capabilities(m.id), p.capabilities, m.capabilities),
         timeoutMs: p.timeoutMs,
+        imageOptions: new Set(p.instance.imageOptions?.(m.id) ?? []),
         id: entries.length + 1,
       };
       entries.push(entry);

@@ -6,7 +6,10 @@
 import type { ConsolaInstance } from "consola";
 import type { Capabilities } from "./capabilities.ts";
 import type { HttpClient } from "./http-client.ts";
-import type { ChatCompletion, ChatMessage, ChatRequest, ChatStreamItem, Usage } from "./types/chat.ts";
+import type { HttpBody } from "./http-client.ts";
+import type { ImageGenerationRequest } from "./schemas/images-request.ts";
+import type { ChatCompletion, ChatMessage, ChatRequest, ChatStreamItem } from "./types/chat.ts";
+import type { ImageOption, ImagesResponse } from "./types/images.ts";
 
 /** A JSON Schema object, as Ajv takes it. */
 export type JsonSchema = { [keyword: string]: unknown };
@@ -55,8 +58,48 @@ export interface Provider {
    * reply; errors thrown later become one SSE error event.
    */
   chatStream(request: ChatRequest, call: ProviderCall): Promise<AsyncIterable<ChatStreamItem>>;
+  /**
+   * Image generation, for models with the `images` capability. `request.model` is the bare id.
+   * Return base64 (`b64_json`) or URLs as the upstream gives them: when the client asked for
+   * `response_format: url` and gets base64, the core keeps the image and serves a URL itself.
+   */
+  images?(request: ImageGenerationRequest, call: ProviderCall): Promise<ImagesResponse>;
+  /**
+   * The optional image request fields a model accepts (contract §6 for images): a request that sets
+   * any other one gets the core's 400 `unsupported_feature`. `n` means more than one image.
+   * Without this method only `prompt`, `response_format` and `user` are accepted.
+   */
+  imageOptions?(model: string): readonly ImageOption[];
+  /**
+   * The responses API, forwarded one-to-one (contract §4): send `request` to the upstream as is
+   * (only credentials added) and return a success reply with its body unread, or throw the mapped
+   * `providerError` for an error reply. The core streams the body to the client unchanged.
+   */
+  responses?(request: ForwardRequest, call: ForwardCall): Promise<ForwardReply>;
   /** Releases what `setup` acquired. */
   close?(): Promise<void> | void;
+}
+
+/** One call of the responses API, as the client made it (model name already bare). */
+export interface ForwardRequest {
+  method: "GET" | "POST" | "DELETE";
+  /** Below the API root, with the client's query string: `/responses`, `/responses/resp_1/input_items?limit=5`. */
+  path: string;
+  /** The JSON body to send, already serialised; undefined for a call without a body. */
+  body?: string;
+  /** True when the client expects Server-Sent Events (`stream: true`, or `?stream=true` on a GET). */
+  stream: boolean;
+}
+
+/** `ProviderCall` without a model: a forwarded GET or DELETE names a response, not a model. */
+export type ForwardCall = Omit<ProviderCall, "model">;
+
+/** A forwarded success reply (status < 300); the core reads and relays `body`. */
+export interface ForwardReply {
+  status: number;
+  /** The upstream's content type: `text/event-stream` replies are relayed as a stream. */
+  contentType: string;
+  body: HttpBody;
 }
 
 export interface ProviderDefinition<Options = Record<string, unknown>> {
@@ -73,7 +116,7 @@ export interface ProviderDefinition<Options = Record<string, unknown>> {
   setup(options: Options, ctx: PluginContext): Provider | Promise<Provider>;
 }
 
-/** The scopes a request is counted in (contract §3, `rate_limit`). */
+/** The scopes a request is counted in (contract §3, `rate_limit`): who calls, and which provider serves it. */
 export interface RateLimitSubject {
   app: string;
   developer: string;
@@ -130,8 +173,24 @@ export interface Storage {
   updateMetadata(id: string, metadata: Record<string, string>): Promise<StoredCompletion | undefined>;
   /** `false` when there was no such completion. */
   deleteCompletion(id: string): Promise<boolean>;
+  /**
+   * Optional: keeps a generated image served by URL (contract §9) until `image.expiresAt`; `key`
+   * is a digest of the URL's secret token. Without these two methods the core keeps images in its
+   * own memory, which a second router instance cannot see.
+   */
+  saveImage?(key: string, image: StoredImage): Promise<void>;
+  /** The image saved under `key`, or `undefined` once it expired or when there is none. */
+  getImage?(key: string): Promise<StoredImage | undefined>;
   /** Writes out what is pending; called on a graceful stop. */
   close?(): Promise<void> | void;
+}
+
+/** A generated image kept for its URL. */
+export interface StoredImage {
+  contentType: string;
+  data: Buffer;
+  /** Unix milliseconds after which the image is gone. */
+  expiresAt: number;
 }
 
 /** What a storage plugin receives besides its options. */
@@ -147,21 +206,83 @@ export interface StorageDefinition<Options = Record<string, unknown>> {
   setup(options: Options, ctx: StorageContext): Storage | Promise<Storage>;
 }
 
-/** One rate-limit decision for a request, taken before the upstream call. */
-export interface RateLimitDecision {
-  allowed: boolean;
-  /** Seconds until the request would be allowed, when it is not. */
-  retryAfter: number;
-  /** The `x-ratelimit-*` headers to send. */
-  headers: Record<string, string>;
+/**
+ * One limit a request is counted against: a counter and its budget per sliding window. The core
+ * builds the rules from the config (`rate_limit.app`, `rate_limit.developer`,
+ * `providers.<name>.rate_limit`) and the caller's scope; a limiter only counts, so it never needs
+ * to know what an app or a provider is.
+ */
+export interface RateLimitRule {
+  /** The counter's name, unique per scope and value: `app:my-app`, `developer:alice`, `provider:openai`. */
+  key: string;
+  /** Requests allowed in any window of `windowMs`. */
+  requests: number;
+  /** Tokens allowed in any window of `windowMs`; absent when only requests are limited. */
+  tokens?: number;
+  /** The window's length, in ms (more than 0). */
+  windowMs: number;
 }
 
-/** A rate-limit backend (contract §3, `rate_limit.plugin`). Built in its own issue. */
+/** A rule's counters right after a decision, for the `x-ratelimit-*` headers. */
+export interface RateLimitRuleState {
+  /** Requests still allowed in the window (after this one, when it was counted). */
+  remainingRequests: number;
+  /** Ms until the oldest request counted in the window leaves it (0 when none is counted). */
+  resetRequestsMs: number;
+  /** Only for a rule with `tokens`: tokens still allowed, the reservation of this request deducted. */
+  remainingTokens?: number;
+  /** Only for a rule with `tokens`: ms until the oldest tokens counted in the window leave it. */
+  resetTokensMs?: number;
+  /** Ms until this rule would admit the request; 0 when it admits it now. */
+  retryAfterMs: number;
+}
+
+/** One rate-limit decision for a request, taken before the upstream call. */
+export interface RateLimitDecision {
+  /** True when every rule admitted the request: it was then counted in every rule; otherwise in none. */
+  allowed: boolean;
+  /** One state per rule, in the order of the request's `rules`; empty when `unavailable`. */
+  states: RateLimitRuleState[];
+  /** Ms until the request would be admitted (the largest of the refusing rules'); 0 when allowed. */
+  retryAfterMs: number;
+  /**
+   * Set when the limiter could not reach its store and decided by its failure policy
+   * (fail-open: allowed; fail-closed: refused). Nothing was counted.
+   */
+  unavailable?: boolean;
+}
+
+/** What `acquire` counts: one request, and `reservedTokens` in every rule that limits tokens. */
+export interface RateLimitAcquire {
+  /** Names this request's reservation for `settle`; unique across every router sharing the limiter. */
+  id: string;
+  rules: readonly RateLimitRule[];
+  /** Tokens held in every rule with a `tokens` budget until `settle` (0: none). */
+  reservedTokens: number;
+}
+
+/** What `settle` reconciles: the same `id`, `rules` and `reservedTokens` as the `acquire`. */
+export interface RateLimitSettle extends RateLimitAcquire {
+  /** The tokens the reply really used; 0 when none or unknown (a failed or aborted call). */
+  usedTokens: number;
+}
+
+/**
+ * A rate-limit backend (contract §3, `rate_limit.plugin`). Every limiter keeps the same rules, so
+ * the two built-in ones behave alike and a test of one describes the other:
+ * - a sliding window per rule: at most `requests` requests, and `tokens` tokens, in any `windowMs`;
+ * - a request is admitted when every rule has room for one more request, and for its reservation on
+ *   top of the tokens counted (with nothing reserved, while fewer than `tokens` are counted);
+ * - admission is all-or-nothing and atomic: concurrent calls never both take the last unit;
+ * - tokens reserved at `acquire` count from then until `settle`, which removes them and counts the
+ *   used tokens from the time of `settle` (the usage is known only once the reply is complete).
+ * The conformance kit `testRateLimiter` of `@modelmux/core/testing` checks these rules.
+ */
 export interface RateLimiter {
-  /** Counts one request (and reserved tokens) for the subject, atomically. */
-  acquire(subject: RateLimitSubject, reservedTokens: number): Promise<RateLimitDecision>;
-  /** Reconciles the reservation with the real usage once the reply is complete. */
-  settle(subject: RateLimitSubject, reservedTokens: number, usage: Usage | undefined): Promise<void>;
+  /** Decides, and when every rule admits the request, counts it, in one atomic step. */
+  acquire(request: RateLimitAcquire): Promise<RateLimitDecision>;
+  /** Replaces the reservation of an admitted request with the tokens it used. Never rejects. */
+  settle(request: RateLimitSettle): Promise<void>;
   close?(): Promise<void> | void;
 }
 

@@ -12,11 +12,13 @@ import { prepareConfig } from "./config/load-config.ts";
 import { rejectUnsupportedSections, resolveAliases, resolveApiKeys, resolveServer, type ServerSettings } from "./config/resolve-config.ts";
 import type { ModelmuxConfig } from "./config/types.ts";
 import { createHttpClient, type HttpClient } from "./http-client.ts";
+import { createImageStore } from "./images/image-store.ts";
 import { createLogger, type Logger } from "./logger.ts";
 import { buildModelTable, type ModelTable } from "./models.ts";
 import type { PluginDefinition, Storage } from "./plugin.ts";
 import { setupProviders } from "./plugins/setup-providers.ts";
 import { setupStorage } from "./plugins/setup-storage.ts";
+import { resolveResponsesTarget } from "./responses/target.ts";
 import { createRequestValidators } from "./validation/request-validators.ts";
 
 export interface RouterOptions {
@@ -75,7 +77,9 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
   let storage: Storage | undefined;
   const closePlugins = () => Promise.allSettled([...providers.map((p) => p.instance.close?.()), storage?.close?.()]);
   let models: ModelTable;
+  let responses: AppContext["responses"];
   try {
+    responses = resolveResponsesTarget(checked, providers);
     const { aliases, dropped } = resolveAliases(checked, new Set(providers.map((p) => p.provider)));
     if (dropped.length > 0) logger.info(`aliases off with their provider: ${dropped.join(", ")}`);
     models = buildModelTable(providers, aliases);
@@ -93,6 +97,8 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
     bodyLimit: settings.bodyLimit,
     logger,
     storage,
+    images: createImageStore({ storage }),
+    responses,
   };
   const app = createApp(ctx);
   const nodeHandler = toNodeHandler(app);

@@ -44,11 +44,25 @@ export interface UpstreamRequest {
  * });
  */
 export async function postUpstream(ctx: PluginContext, call: ProviderCall, request: UpstreamRequest): Promise<HttpResponse> {
+  return sendUpstream(ctx, call, { ...request, method: "POST", body: JSON.stringify(request.body) });
+}
+
+/** What `sendUpstream` sends: any method, a body already serialised (or none). */
+export interface RawUpstreamRequest extends Omit<UpstreamRequest, "body"> {
+  method: "GET" | "POST" | "DELETE";
+  body?: string;
+}
+
+/**
+ * `postUpstream` for any method and a body sent as given: for calls forwarded as they came (the
+ * responses API), where re-serialising would change nothing but cost time.
+ */
+export async function sendUpstream(ctx: PluginContext, call: Pick<ProviderCall, "signal" | "timeoutMs" | "requestId">, request: RawUpstreamRequest): Promise<HttpResponse> {
   const res = await ctx.http.request({
     url: request.url,
-    method: "POST",
+    method: request.method,
     headers: request.headers,
-    body: JSON.stringify(request.body),
+    ...(request.body !== undefined && { body: request.body }),
     signal: call.signal,
     timeoutMs: call.timeoutMs,
     provider: ctx.name,

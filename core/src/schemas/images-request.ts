@@ -4,7 +4,7 @@
  * should be a clear 400 rather than a silent no-op.
  */
 import type { JsonSchema } from "../plugin.ts";
-import { nullableCount, nullableEnum, nullableString } from "./common.ts";
+import { nullableEnum, nullableString } from "./common.ts";
 
 export interface ImageGenerationRequest {
   model: string;
@@ -30,7 +30,8 @@ export const imagesRequestSchema: JsonSchema = {
     prompt: { type: "string" },
     background: nullableString,
     moderation: nullableString,
-    n: nullableCount,
+    // OpenAI's own upper bound; without one, one request could ask for a million images.
+    n: { type: ["integer", "null"], minimum: 0, maximum: 10 },
     output_compression: { type: ["integer", "null"], minimum: 0, maximum: 100 },
     output_format: nullableString,
     quality: nullableString,

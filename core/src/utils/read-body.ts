@@ -80,3 +80,11 @@ export async function readJsonBody(event: H3Event, limit: number): Promise<unkno
     throw invalidRequest(`Request body is not valid JSON: ${(error as Error).message}`, { code: "invalid_json", param: null });
   }
 }
+
+/**
+ * A Buffer as a `Response` body, without a copy. The DOM typings of this TypeScript version want
+ * `Uint8Array<ArrayBuffer>`, and a Buffer's may be a SharedArrayBuffer in theory; ours never is.
+ */
+export function asBody(bytes: Buffer): BodyInit {
+  return bytes as unknown as BodyInit;
+}

@@ -16,6 +16,9 @@ export const SSE_HEADERS: Readonly<Record<string, string>> = {
   "x-accel-buffering": "no",
 };
 
+/** What is written: frames we made (text), or an upstream's bytes relayed as they came. */
+export type SseFrame = string | Uint8Array;
+
 /** Frames one `data:` event. `data` must be one line (JSON is). */
 export function sseData(data: string): string {
   return `data: ${data}\n\n`;
@@ -33,7 +36,7 @@ function waitForDrain(res: ServerResponse): Promise<void> {
   });
 }
 
-async function writeToNode(res: ServerResponse, headers: Record<string, string>, frames: AsyncIterator<string>): Promise<symbol> {
+async function writeToNode(res: ServerResponse, headers: Record<string, string>, frames: AsyncIterator<SseFrame>): Promise<symbol> {
   res.writeHead(200, headers);
   // Send the headers now: a client waiting for its first token sees the stream has begun.
   res.flushHeaders();
@@ -52,14 +55,14 @@ async function writeToNode(res: ServerResponse, headers: Record<string, string>,
   return kHandled;
 }
 
-function toWebResponse(headers: Record<string, string>, frames: AsyncIterator<string>): Response {
+function toWebResponse(headers: Record<string, string>, frames: AsyncIterator<SseFrame>): Response {
   const encoder = new TextEncoder();
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
       try {
         const { done, value } = await frames.next();
         if (done) controller.close();
-        else controller.enqueue(encoder.encode(value));
+        else controller.enqueue(typeof value === "string" ? encoder.encode(value) : value);
       } catch (error) {
         controller.error(error);
       }
@@ -75,7 +78,7 @@ function toWebResponse(headers: Record<string, string>, frames: AsyncIterator<st
  * Sends the frames as an SSE reply. Returns what the h3 handler should return.
  * The frames iterator must not throw: it turns failures into an error event itself.
  */
-export function sendSse(event: H3Event, headers: Record<string, string>, frames: AsyncIterator<string>): Promise<symbol> | Response {
+export function sendSse(event: H3Event, headers: Record<string, string>, frames: AsyncIterator<SseFrame>): Promise<symbol> | Response {
   const res = event.runtime?.node?.res;
   if (res) return writeToNode(res as ServerResponse, headers, frames);
   return toWebResponse(headers, frames);

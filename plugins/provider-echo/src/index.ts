@@ -5,6 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { defineProvider, type Capabilities, type ChatRequest, type JsonSchema, type Provider, type ProviderCall } from "@modelmux/core";
+import { ECHO_IMAGE_OPTIONS, generateImages } from "./image.ts";
 import { planReply } from "./reply.ts";
 import { toCompletion, type ReplyMeta } from "./response.ts";
 import { streamReply } from "./stream.ts";
@@ -47,7 +48,8 @@ const CAPABILITIES: Capabilities = {
   logprobs: false,
   audio: false,
   reasoning_effort: false,
-  images: false,
+  // A 16×16 PNG in the prompt's colour.
+  images: true,
   responses: false,
 };
 
@@ -70,6 +72,11 @@ export default defineProvider<EchoOptions>({
     // ctx.http is never used: the echo model answers without a network.
     return {
       capabilities: () => ({ ...CAPABILITIES }),
+      imageOptions: () => ECHO_IMAGE_OPTIONS,
+      async images(request, call) {
+        call.signal.throwIfAborted();
+        return generateImages(request);
+      },
       async chat(request, call) {
         call.signal.throwIfAborted();
         return toCompletion(planReply(request, prefix), replyMeta(request, call));

@@ -1,11 +1,25 @@
 /**
  * @modelmux/provider-openai: OpenAI's Chat Completions API, and every server that speaks it
- * (Groq, Together, Mistral, DeepSeek, vLLM, Ollama's `/v1`, LM Studio…). Transport only: the
- * translation lives in `request.ts`, `response.ts`, `stream.ts` and `errors.ts`.
+ * (Groq, Together, Mistral, DeepSeek, vLLM, Ollama's `/v1`, LM Studio…); also OpenAI's image
+ * generation and its Responses API, forwarded as is. Transport only: the translation lives in
+ * `request.ts`, `response.ts`, `stream.ts`, `images.ts` and `errors.ts`.
  */
-import { defineProvider, postUpstream, readUpstreamText, type ChatRequest, type HttpResponse, type JsonSchema, type PluginContext, type Provider, type ProviderCall } from "@modelmux/core";
+import {
+  defineProvider,
+  headerValue,
+  postUpstream,
+  readUpstreamText,
+  sendUpstream,
+  type ChatRequest,
+  type HttpResponse,
+  type JsonSchema,
+  type PluginContext,
+  type Provider,
+  type ProviderCall,
+} from "@modelmux/core";
 import { openaiCapabilities } from "./capabilities.ts";
 import { toProviderError } from "./errors.ts";
+import { openaiImageOptions, parseImagesText, toOpenAIImageRequest } from "./images.ts";
 import { toOpenAIRequest } from "./request.ts";
 import { parseCompletionText } from "./response.ts";
 import { readChatStream } from "./stream.ts";
@@ -64,6 +78,7 @@ export function buildHeaders(options: OpenAIProviderOptions, accept: string): Re
 
 function setup(options: OpenAIProviderOptions, ctx: PluginContext): Provider {
   const url = chatCompletionsUrl(options.base_url);
+  const root = (options.base_url ?? DEFAULT_BASE_URL).replace(/\/+$/, "");
   const secret = options.api_key || undefined;
   const jsonHeaders = buildHeaders(options, "application/json");
   const streamHeaders = buildHeaders(options, "text/event-stream");
@@ -90,6 +105,31 @@ function setup(options: OpenAIProviderOptions, ctx: PluginContext): Provider {
     async chatStream(request: ChatRequest, call: ProviderCall) {
       const res = await send(request, call, streamHeaders);
       return readChatStream(res.body, { provider: ctx.name, timeoutMs: call.timeoutMs, secret });
+    },
+
+    imageOptions: openaiImageOptions,
+
+    async images(request, call) {
+      const res = await postUpstream(ctx, call, {
+        url: `${root}/images/generations`,
+        headers: { ...jsonHeaders, "x-client-request-id": call.requestId },
+        body: toOpenAIImageRequest(request, call.model),
+        toError: (reply) => toProviderError(ctx.name, reply, secret),
+      });
+      return parseImagesText(await readUpstreamText(ctx, call, res), ctx.name);
+    },
+
+    async responses(request, call) {
+      const headers: Record<string, string> = { ...(request.stream ? streamHeaders : jsonHeaders), "x-client-request-id": call.requestId };
+      if (request.body === undefined) delete headers["content-type"];
+      const res = await sendUpstream(ctx, call, {
+        url: root + request.path,
+        method: request.method,
+        headers,
+        body: request.body,
+        toError: (reply) => toProviderError(ctx.name, reply, secret),
+      });
+      return { status: res.status, contentType: headerValue(res.headers, "content-type") ?? "application/json", body: res.body };
     },
   };
 }

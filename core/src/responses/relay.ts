@@ -1,0 +1,114 @@
+/**
+ * Relaying a forwarded reply (the responses API, contract §4) to the client byte for byte: a JSON
+ * body as received; an SSE body chunk by chunk as it arrives, never parsed or re-serialised.
+ *
+ * Two things are still seen on the way, at almost no cost:
+ * - Event boundaries, by a native `lastIndexOf` per chunk: only whole events are passed on, so when
+ *   the upstream breaks off mid-event the client never gets half an event glued to our error event.
+ * - The final usage, for rate limits and logs: the stream's last event (`response.completed`,
+ *   `.incomplete` or `.failed`, before any `[DONE]`) is kept as a slice and parsed once at the end.
+ */
+import { ModelmuxError, upstreamError } from "../errors.ts";
+import type { HttpBody } from "../http-client.ts";
+import type { Usage } from "../types/chat.ts";
+import type { SseFrame } from "../utils/sse-write.ts";
+
+/** One event may not grow past this; an upstream that streams more without a break is broken. */
+const MAX_EVENT_BYTES = 8 * 1024 * 1024;
+
+const LF2 = Buffer.from("\n\n");
+const CRLF2 = Buffer.from("\r\n\r\n");
+const DONE = Buffer.from("data: [DONE]");
+
+/** The index just past the last event boundary in `chunk`, or 0 when there is none. */
+function endOfLastEvent(chunk: Buffer, from = chunk.length): number {
+  const lf = chunk.lastIndexOf(LF2, from);
+  const crlf = chunk.lastIndexOf(CRLF2, from);
+  return Math.max(lf < 0 ? 0 : lf + 2, crlf < 0 ? 0 : crlf + 4);
+}
+
+const TERMINAL_EVENTS = new Set(["response.completed", "response.incomplete", "response.failed"]);
+
+/** A responses `usage` (`input_tokens`, `output_tokens`) in the chat shape the core counts in. */
+export function toChatUsage(usage: unknown): Usage | undefined {
+  if (typeof usage !== "object" || usage === null) return undefined;
+  const { input_tokens: input, output_tokens: output, total_tokens: total } = usage as Record<string, unknown>;
+  if (typeof input !== "number" || typeof output !== "number") return undefined;
+  return { prompt_tokens: input, completion_tokens: output, total_tokens: typeof total === "number" ? total : input + output };
+}
+
+/** The usage in a Response object (a JSON reply, or the `response` of a terminal event). */
+export function usageOfResponse(response: unknown): Usage | undefined {
+  return typeof response === "object" && response !== null ? toChatUsage((response as { usage?: unknown }).usage) : undefined;
+}
+
+/** The usage carried by one SSE event's bytes, when it is a terminal responses event. */
+export function usageOfEvent(event: Buffer | undefined): Usage | undefined {
+  if (!event) return undefined;
+  const data = event
+    .toString("utf8")
+    .split(/\r?\n/)
+    .filter((line) => line.startsWith("data:"))
+    .map((line) => line.slice(line[5] === " " ? 6 : 5))
+    .join("\n");
+  try {
+    const parsed = JSON.parse(data) as { type?: unknown; response?: unknown };
+    return typeof parsed.type === "string" && TERMINAL_EVENTS.has(parsed.type) ? usageOfResponse(parsed.response) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export interface RelayOptions {
+  /** Maps a failure while reading the upstream body (504 on a stall, 502 on a break). */
+  classify(error: unknown): unknown;
+  /** True once the client has gone: stop reading, send nothing more. */
+  clientGone(): boolean;
+  /** Called once when the stream ends well, with the usage of its terminal event when there was one. */
+  onEnd(usage: Usage | undefined): void;
+  /** Called once when the upstream failed mid-stream; an error event has been sent. */
+  onError(error: unknown): void;
+}
+
+/** The error event sent when the upstream fails mid-stream: readable as a responses `error` event and by the SDK's `data.error` check. */
+export function errorEvent(error: ModelmuxError): string {
+  const { error: envelope } = error.toEnvelope();
+  const data = { type: "error", code: envelope.code, message: envelope.message, param: envelope.param, error: envelope };
+  return `event: error\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+/**
+ * The frames to send for an upstream SSE body: its bytes in whole events, then, if it fails, one
+ * error event. Never throws; ending it early (`return()`) destroys the upstream body.
+ */
+export async function* relaySse(body: HttpBody, options: RelayOptions): AsyncGenerator<SseFrame> {
+  let held: Buffer | undefined; // bytes of an event not yet complete
+  let last: Buffer | undefined; // the last whole event that was not [DONE]
+  try {
+    for await (const raw of body as AsyncIterable<Buffer>) {
+      if (options.clientGone()) return;
+      const chunk = held ? Buffer.concat([held, raw]) : raw;
+      const end = endOfLastEvent(chunk);
+      held = end < chunk.length ? chunk.subarray(end) : undefined;
+      if (held && held.length > MAX_EVENT_BYTES) throw upstreamError("the upstream sent an event larger than 8 MiB");
+      if (end === 0) continue;
+      const whole = end === chunk.length ? chunk : chunk.subarray(0, end);
+      // The last event of this block: from the boundary before its own closing one.
+      const closing = whole[whole.length - 2] === 0x0d ? CRLF2.length : LF2.length;
+      const start = endOfLastEvent(whole, whole.length - closing - 1);
+      const event = whole.subarray(start);
+      if (!event.subarray(0, DONE.length).equals(DONE)) last = event;
+      yield whole;
+    }
+    // An event cut off before its blank line at the very end: the upstream closed cleanly, pass it on.
+    if (held) yield held;
+    options.onEnd(usageOfEvent(last));
+  } catch (error) {
+    if (options.clientGone()) return;
+    const mapped = options.classify(error);
+    options.onError(mapped);
+    yield errorEvent(mapped instanceof ModelmuxError ? mapped : upstreamError("the upstream stream failed", error));
+  } finally {
+    if (!body.destroyed) body.destroy();
+  }
+}

@@ -1,0 +1,31 @@
+/**
+ * Which provider `/v1/responses` is forwarded to (contract §3 `responses.provider`), decided once
+ * at start-up.
+ */
+import type { ResponsesTarget } from "../app-context.ts";
+import { ConfigError } from "../config/config-error.ts";
+import type { ModelmuxConfig } from "../config/types.ts";
+import type { ProviderModels } from "../models.ts";
+
+/**
+ * The target, or why the responses API is off: not configured, or its provider skipped for a
+ * missing environment variable (the router still starts; the endpoints say why they are off).
+ * @throws ConfigError when `responses.provider` names no configured provider, or one whose plugin
+ *   cannot forward the responses API.
+ */
+export function resolveResponsesTarget(config: ModelmuxConfig, providers: readonly ProviderModels[]): ResponsesTarget | { off: string } {
+  const name = config.responses?.provider;
+  if (name === undefined) return { off: "set `responses.provider` in the config to the provider it is forwarded to" };
+  if (!Object.hasOwn(config.providers, name)) {
+    throw new ConfigError(`responses.provider: '${name}' is not a configured provider (configured: ${Object.keys(config.providers).join(", ")})`);
+  }
+  const active = providers.find((p) => p.provider === name);
+  if (!active) {
+    const missing = config.providers[name]?.requires_env?.join(", ");
+    return { off: `its provider '${name}' is not on${missing ? ` (it requires ${missing})` : ""}` };
+  }
+  if (!active.instance.responses) {
+    throw new ConfigError(`responses.provider: the plugin of provider '${name}' cannot forward the responses API`);
+  }
+  return { provider: name, instance: active.instance, timeoutMs: active.timeoutMs };
+}

@@ -22,9 +22,29 @@ const DONE = Buffer.from("data: [DONE]");
 
 /** The index just past the last event boundary in `chunk`, or 0 when there is none. */
 function endOfLastEvent(chunk: Buffer, from = chunk.length): number {
+  // A negative offset would count from the end of the buffer.
+  if (from < 0) return 0;
   const lf = chunk.lastIndexOf(LF2, from);
   const crlf = chunk.lastIndexOf(CRLF2, from);
   return Math.max(lf < 0 ? 0 : lf + 2, crlf < 0 ? 0 : crlf + 4);
+}
+
+/** Where the event that ends at `end` (just past its blank line) starts in `block`. */
+function eventStart(block: Buffer, end: number): number {
+  const closing = block[end - 2] === 0x0d ? CRLF2.length : LF2.length;
+  return endOfLastEvent(block, end - closing - 1);
+}
+
+/** The last event of a block of whole events that is not `[DONE]`, if the block has one. */
+function lastEvent(block: Buffer): Buffer | undefined {
+  let end = block.length;
+  while (end > 0) {
+    const start = eventStart(block, end);
+    const event = block.subarray(start, end);
+    if (!event.subarray(0, DONE.length).equals(DONE)) return event;
+    end = start;
+  }
+  return undefined;
 }
 
 const TERMINAL_EVENTS = new Set(["response.completed", "response.incomplete", "response.failed"]);
@@ -93,11 +113,8 @@ export async function* relaySse(body: HttpBody, options: RelayOptions): AsyncGen
       if (held && held.length > MAX_EVENT_BYTES) throw upstreamError("the upstream sent an event larger than 8 MiB");
       if (end === 0) continue;
       const whole = end === chunk.length ? chunk : chunk.subarray(0, end);
-      // The last event of this block: from the boundary before its own closing one.
-      const closing = whole[whole.length - 2] === 0x0d ? CRLF2.length : LF2.length;
-      const start = endOfLastEvent(whole, whole.length - closing - 1);
-      const event = whole.subarray(start);
-      if (!event.subarray(0, DONE.length).equals(DONE)) last = event;
+      const event = lastEvent(whole);
+      if (event) last = event;
       yield whole;
     }
     // An event cut off before its blank line at the very end: the upstream closed cleanly, pass it on.

@@ -1,0 +1,95 @@
+/**
+ * The responses relay: bytes pass unchanged, only whole events go out, a mid-stream failure ends
+ * with one clean error event, and the terminal event's usage is found.
+ */
+import { PassThrough } from "node:stream";
+import { describe, expect, it } from "vitest";
+import { upstreamTimeout } from "../src/errors.ts";
+import type { HttpBody } from "../src/http-client.ts";
+import { relaySse, usageOfEvent, type RelayOptions } from "../src/responses/relay.ts";
+import type { Usage } from "../src/types/chat.ts";
+
+const completed = (usage = { input_tokens: 7, output_tokens: 5, total_tokens: 12 }) =>
+  `event: response.completed\ndata: ${JSON.stringify({ type: "response.completed", sequence_number: 9, response: { id: "resp_1", status: "completed", usage } })}\n\n`;
+const delta = (text: string) => `event: response.output_text.delta\ndata: ${JSON.stringify({ type: "response.output_text.delta", delta: text })}\n\n`;
+
+/** Feeds `parts` (then an error, if given) into a body and collects what the relay sends. */
+async function relay(parts: Array<string | Buffer>, failWith?: Error) {
+  const body = new PassThrough() as unknown as HttpBody & PassThrough;
+  const ended: Array<Usage | undefined> = [];
+  const errors: unknown[] = [];
+  const options: RelayOptions = {
+    classify: (error) => (error === failWith ? upstreamTimeout("openai", 1000) : error),
+    clientGone: () => false,
+    onEnd: (usage) => ended.push(usage),
+    onError: (error) => errors.push(error),
+  };
+  const frames = relaySse(body, options);
+  const out: Buffer[] = [];
+  const reading = (async () => {
+    for await (const frame of frames) out.push(Buffer.from(frame));
+  })();
+  for (const part of parts) {
+    body.write(part);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  if (failWith) body.destroy(failWith);
+  else body.end();
+  await reading;
+  return { out, text: Buffer.concat(out).toString("utf8"), ended, errors, destroyed: body.destroyed };
+}
+
+describe("relaySse", () => {
+  it("passes the bytes through unchanged and reads the final usage", async () => {
+    const stream = delta("Hel") + delta("lo") + completed();
+    const { text, ended, errors } = await relay([delta("Hel"), delta("lo"), completed()]);
+    expect(text).toBe(stream);
+    expect(ended).toEqual([{ prompt_tokens: 7, completion_tokens: 5, total_tokens: 12 }]);
+    expect(errors).toEqual([]);
+  });
+
+  it("holds back a partial event until its blank line arrives, across any split", async () => {
+    const stream = delta("a") + delta("é€") + completed() + "data: [DONE]\n\n";
+    const bytes = Buffer.from(stream);
+    for (const size of [1, 3, 7, 64]) {
+      const parts: Buffer[] = [];
+      for (let i = 0; i < bytes.length; i += size) parts.push(bytes.subarray(i, i + size));
+      const { out, text, ended } = await relay(parts);
+      expect(text).toBe(stream);
+      // Every frame sent ends an event.
+      for (const frame of out) expect(frame.toString("utf8").endsWith("\n\n")).toBe(true);
+      expect(ended[0]?.total_tokens).toBe(12);
+    }
+  });
+
+  it("finds the usage before a trailing [DONE], and with CRLF line ends", async () => {
+    const crlf = completed().replaceAll("\n", "\r\n");
+    const { text, ended } = await relay([delta("x").replaceAll("\n", "\r\n") + crlf + "data: [DONE]\r\n\r\n"]);
+    expect(text.endsWith("data: [DONE]\r\n\r\n")).toBe(true);
+    expect(ended[0]).toEqual({ prompt_tokens: 7, completion_tokens: 5, total_tokens: 12 });
+  });
+
+  it("a stream without a terminal event ends with no usage", async () => {
+    const { ended } = await relay([delta("x")]);
+    expect(ended).toEqual([undefined]);
+  });
+
+  it("on a mid-event failure, drops the half event and sends one error event in the envelope", async () => {
+    const half = delta("cut").slice(0, 30);
+    const { text, errors, destroyed } = await relay([delta("ok"), half], new Error("socket hang up"));
+    expect(text.startsWith(delta("ok"))).toBe(true);
+    const errorEvent = text.slice(delta("ok").length);
+    expect(errorEvent).not.toContain("response.output_text.delta");
+    expect(errorEvent.startsWith("event: error\ndata: ")).toBe(true);
+    const data = JSON.parse(errorEvent.slice("event: error\ndata: ".length)) as Record<string, unknown>;
+    expect(data).toMatchObject({ type: "error", code: "upstream_timeout", error: { type: "api_error", code: "upstream_timeout" } });
+    expect(errors).toHaveLength(1);
+    expect(destroyed).toBe(true);
+  });
+
+  it("usageOfEvent ignores events that are not terminal", () => {
+    expect(usageOfEvent(Buffer.from(delta("x")))).toBeUndefined();
+    expect(usageOfEvent(Buffer.from("data: not json\n\n"))).toBeUndefined();
+    expect(usageOfEvent(Buffer.from(completed()))).toEqual({ prompt_tokens: 7, completion_tokens: 5, total_tokens: 12 });
+  });
+});

@@ -74,8 +74,8 @@ for (const transport of TRANSPORTS) {
       ] as const) {
         const error = await h.openai.images.generate({ model: "echo/echo-1", prompt: "p", [field]: value } as OpenAI.ImageGenerateParams).catch((e: unknown) => e);
         expect(error).toBeInstanceOf(OpenAI.BadRequestError);
-        expect((error as OpenAI.APIError).error).toMatchObject({ code: "unsupported_feature", param: field });
-        expect((error as OpenAI.APIError).message).toContain("Model 'echo/echo-1' does not support");
+        expect((error as InstanceType<typeof OpenAI.APIError>).error).toMatchObject({ code: "unsupported_feature", param: field });
+        expect((error as InstanceType<typeof OpenAI.APIError>).message).toContain("Model 'echo/echo-1' does not support");
       }
     });
 

@@ -7,6 +7,7 @@ import { randomUUID } from "node:crypto";
 import { defineProvider, type Capabilities, type ChatRequest, type JsonSchema, type Provider, type ProviderCall } from "@modelmux/core";
 import { ECHO_IMAGE_OPTIONS, generateImages } from "./image.ts";
 import { planReply } from "./reply.ts";
+import { createEchoResponses } from "./responses.ts";
 import { toCompletion, type ReplyMeta } from "./response.ts";
 import { streamReply } from "./stream.ts";
 
@@ -50,7 +51,8 @@ const CAPABILITIES: Capabilities = {
   reasoning_effort: false,
   // A 16×16 PNG in the prompt's colour.
   images: true,
-  responses: false,
+  // The Responses API in OpenAI's wire format, echoing the last user input (`responses.ts`).
+  responses: true,
 };
 
 /** `id` and `created` are the only reply fields that differ between two identical requests. */
@@ -68,11 +70,12 @@ function replyMeta(request: ChatRequest, call: ProviderCall): ReplyMeta {
 export default defineProvider<EchoOptions>({
   name: "echo",
   optionsSchema,
-  setup({ chunk_size: chunkSize = 8, delay_ms: delayMs = 0, prefix = "" }, _ctx): Provider {
+  setup({ chunk_size: chunkSize = 8, delay_ms: delayMs = 0, prefix = "" }, ctx): Provider {
     // ctx.http is never used: the echo model answers without a network.
     return {
       capabilities: () => ({ ...CAPABILITIES }),
       imageOptions: () => ECHO_IMAGE_OPTIONS,
+      responses: createEchoResponses({ name: ctx.name, prefix, chunkSize }),
       async images(request, call) {
         call.signal.throwIfAborted();
         return generateImages(request);

@@ -15,6 +15,7 @@ import { formatTable, type Scenario } from "./lib.ts";
 /** Loaded only when run, so one scenario's dependencies never slow down another. */
 const SCENARIOS: Record<string, () => Promise<{ default: Scenario }>> = {
   storage: () => import("./storage.ts"),
+  proxy: () => import("./proxy.ts"),
 };
 
 const RESULTS = new URL("./results/", import.meta.url);

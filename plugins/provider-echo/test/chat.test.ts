@@ -186,7 +186,7 @@ describe("limits and formats", () => {
 
   test("declares its capabilities", async () => {
     const capabilities = (await setupEcho()).capabilities("echo-1");
-    for (const name of ["chat", "streaming", "tools", "parallel_tool_calls", "json_mode", "json_schema", "n", "vision"] as const) expect(capabilities[name]).toBe(true);
-    for (const name of ["logprobs", "audio", "reasoning_effort", "images", "responses"] as const) expect(capabilities[name]).toBe(false);
+    for (const name of ["chat", "streaming", "tools", "parallel_tool_calls", "json_mode", "json_schema", "n", "vision", "images", "responses"] as const) expect(capabilities[name]).toBe(true);
+    for (const name of ["logprobs", "audio", "reasoning_effort"] as const) expect(capabilities[name]).toBe(false);
   });
 });

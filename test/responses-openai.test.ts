@@ -277,3 +277,25 @@ for (const transport of TRANSPORTS) {
     });
   });
 }
+
+describe("responses stream: a client that goes away", () => {
+  it("aborts the upstream request", async () => {
+    const fake = await startFakeOpenAIResponses({ apiKey: UPSTREAM_KEY, chunkDelayMs: 300 });
+    const h = await startHarness(
+      testConfig({ openai: { plugin: "provider-openai", base_url: fake.url, api_key: UPSTREAM_KEY, models: ["gpt-4.1"], timeout: "600s" } }, { responses: { provider: "openai" } }),
+      "http",
+    );
+    try {
+      const controller = new AbortController();
+      const res = await h.request("/v1/responses", { ...postJson({ model: "openai/gpt-4.1", input: "one two three four five six seven eight", stream: true }), signal: controller.signal });
+      const reader = res.body!.getReader();
+      await reader.read(); // the first event has arrived
+      controller.abort();
+      const upstream = await fake.finished(0);
+      expect(upstream.aborted).toBe(true);
+    } finally {
+      await h.close();
+      await fake.close();
+    }
+  });
+});

@@ -5,18 +5,10 @@
 import OpenAI, { APIError } from "openai";
 import type { ResponseStreamEvent } from "openai/resources/responses/responses";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startFakeOpenAIResponses, type FakeOpenAIResponses } from "./fixtures/fake-openai-responses.ts";
+import { startFakeOpenAIResponses, type FakeOpenAIResponses, weatherTool } from "./fixtures/fake-openai-responses.ts";
 
 const KEY = "sk-fake-responses-123";
 const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
-const weatherTool = {
-  type: "function" as const,
-  name: "get_weather",
-  description: "Weather for a city",
-  parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"], additionalProperties: false },
-  strict: true,
-};
-
 describe("fake OpenAI Responses upstream, driven by the official SDK", () => {
   let fake: FakeOpenAIResponses;
   let client: OpenAI;

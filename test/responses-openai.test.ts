@@ -8,19 +8,11 @@
 import OpenAI from "openai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../core/src/logger.ts";
-import { FAKE_PNG_BASE64, startFakeOpenAIResponses, type FakeOpenAIResponses } from "./fixtures/fake-openai-responses.ts";
+import { FAKE_PNG_BASE64, startFakeOpenAIResponses, type FakeOpenAIResponses, weatherTool } from "./fixtures/fake-openai-responses.ts";
 import { postJson, startHarness, testConfig, TRANSPORTS, type Harness } from "./helpers/harness.ts";
 
 const UPSTREAM_KEY = "sk-upstream-responses-42";
 type ApiError = InstanceType<typeof OpenAI.APIError>;
-
-const weatherTool = {
-  type: "function" as const,
-  name: "get_weather",
-  description: "Weather for a city",
-  parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"], additionalProperties: false },
-  strict: true,
-};
 
 for (const transport of TRANSPORTS) {
   describe(`responses and images via provider-openai (${transport})`, () => {

@@ -280,21 +280,21 @@ describe("createRouter: resolving the config", () => {
 
   it.each<[string, Partial<ModelmuxConfig> | ModelmuxConfig, RegExp]>([
     [
-      "auth.jwt",
-      { auth: { api_keys: [{ key: TEST_KEY }], jwt: { issuer: "https://idp.test/", audience: "mm", jwks_url: "https://idp.test/jwks" } } },
-      /^auth\.jwt: .*not supported/,
+      "an auth.jwt.jwks_url over plain http to another machine",
+      { auth: { api_keys: [{ key: TEST_KEY }], jwt: { issuer: "https://idp.test/", audience: "mm", jwks_url: "http://idp.test/jwks" } } },
+      /^auth\.jwt\.jwks_url: must be an https URL \(plain http is allowed only for localhost\)$/,
     ],
     ["a storage plugin with a bad option", { storage: { plugin: "provider-echo" } }, /^storage\.plugin: 'provider-echo' is a provider plugin, not a storage plugin/],
-    ["rate_limit", { rate_limit: { plugin: "ratelimit-memory" } }, /^rate_limit: .*not supported/],
+    ["a rate_limit.plugin of another kind", { rate_limit: { plugin: "provider-echo" } }, /^rate_limit\.plugin: 'provider-echo' is a provider plugin, not a rate-limit plugin$/],
   ])("refuses %s with a clear message", async (_section, extra, expected) => {
     const error = await rejection(createRouter(testConfig(ECHO, extra), { env: {}, logger: silentLogger() }));
     expect(error.message).toMatch(expected);
   });
 
-  it("refuses providers.<name>.rate_limit with a clear message", async () => {
-    const config = testConfig({ echo: { plugin: "provider-echo", models: ["echo-1"], rate_limit: { requests: 10, window: "60s" } } });
+  it("refuses a providers.<name>.rate_limit with an empty window, naming it", async () => {
+    const config = testConfig({ echo: { plugin: "provider-echo", models: ["echo-1"], rate_limit: { requests: 10, window: "0s" } } });
     const error = await rejection(createRouter(config, { env: {}, logger: silentLogger() }));
-    expect(error.message).toMatch(/^providers\.echo\.rate_limit: .*not supported/);
+    expect(error.message).toBe("providers.echo.rate_limit.window: must be longer than 0 (e.g. 60s)");
   });
 
   it("resolves server settings: defaults, sizes and durations", async () => {

@@ -259,7 +259,7 @@ describe("RouterOptions.plugins", () => {
       defineRateLimiter({
         name: "r",
         optionsSchema: { type: "object" },
-        setup: () => ({ acquire: async () => ({ allowed: true, retryAfter: 0, headers: {} }), settle: async () => {} }),
+        setup: () => ({ acquire: async () => ({ allowed: true, retryAfterMs: 0, states: [] }), settle: async () => {} }),
       }),
     ],
   ])("refuses an injected %s plugin as a provider", async (_kind, definition) => {

@@ -7,6 +7,7 @@ import type { ImageStore } from "./images/image-store.ts";
 import type { ModelTable } from "./models.ts";
 import type { Provider, Storage } from "./plugin.ts";
 import type { Usage } from "./types/chat.ts";
+import type { RateLimits } from "./rate-limit/acquire.ts";
 import type { RequestValidators } from "./validation/request-validators.ts";
 
 export interface AppContext {
@@ -17,6 +18,8 @@ export interface AppContext {
   logger: ConsolaInstance;
   /** Where `store: true` completions go; undefined when `storage` is not configured. */
   storage: Storage | undefined;
+  /** The limiter and the limits; undefined when the config sets none. Used via `acquireRateLimit`. */
+  rateLimits?: RateLimits | undefined;
   /** Generated images kept for their URLs (contract §9). */
   images: ImageStore;
   /** Where `/v1/responses` is forwarded (`responses.provider`), or why it is off. */
@@ -40,6 +43,8 @@ declare module "h3" {
     principal?: Principal;
     /** The `provider/model` a request was routed to, for the access log. */
     model?: string;
+    /** The `x-ratelimit-*` headers of an admitted request, also sent on its error reply. */
+    rateLimitHeaders?: Readonly<Record<string, string>>;
     /** The reply's token usage once known, for the access log. */
     usage?: Usage;
   }

@@ -60,8 +60,8 @@ function toEnvelopeError(error: HTTPError, event: H3Event): ModelmuxError {
   return internalError(error.cause ?? error);
 }
 
-function errorResponse(error: ModelmuxError, requestId: string | undefined): Response {
-  const headers: Record<string, string> = { "content-type": JSON_TYPE, ...error.headers };
+function errorResponse(error: ModelmuxError, requestId: string | undefined, rateLimitHeaders?: Readonly<Record<string, string>>): Response {
+  const headers: Record<string, string> = { "content-type": JSON_TYPE, ...rateLimitHeaders, ...error.headers };
   if (requestId) headers["x-request-id"] = requestId;
   return new Response(JSON.stringify(error.toEnvelope()), { status: error.status, headers });
 }
@@ -97,13 +97,15 @@ export function createApp(ctx: AppContext): H3 {
       if (mapped.status >= 500 && mapped.code === "internal_error") {
         ctx.logger.error(`internal error on ${event.req.method} ${event.url.pathname}`, { request_id: requestId }, mapped.cause);
       }
-      return errorResponse(mapped, requestId);
+      return errorResponse(mapped, requestId, event.context.rateLimitHeaders);
     },
   });
 
   getAndHead(app, "/healthz", () => ({ status: "ok" }));
-  app.use("/v1/**", function authenticateRequest(event) {
-    event.context.principal = ctx.authenticate(event.req.headers.get("authorization"));
+  app.use("/v1/**", async function authenticateRequest(event) {
+    // An API key is checked synchronously; only a JWT (auth.jwt) gives a promise.
+    const principal = ctx.authenticate(event.req.headers.get("authorization"));
+    event.context.principal = principal instanceof Promise ? await principal : principal;
   });
   const stored = createStoredCompletionHandlers(ctx);
   app.post("/v1/chat/completions", createChatCompletionHandler(ctx));

@@ -1,17 +1,23 @@
 /**
- * API-key authentication (contract §5), the only place that reads `Authorization`. Keys are kept
- * as SHA-256 digests: the lookup compares digests, so timing reveals nothing about a key, and the
- * key itself is never stored in a structure that might be logged.
+ * Authentication (contract §5), the only place that reads `Authorization`. Two schemes:
+ * - API keys, kept as SHA-256 digests: the lookup compares digests, so timing reveals nothing about
+ *   a key, and the key itself is never stored in a structure that might be logged. Synchronous.
+ * - identity-provider tokens (`auth.jwt`): a Bearer value that is not a configured key and has the
+ *   shape of a JWT is verified against the provider's JWKS (`auth/jwt.ts`). Asynchronous.
  */
 import { createHash, timingSafeEqual } from "node:crypto";
+import { looksLikeJwt, type VerifyJwt } from "./auth/jwt.ts";
 import { invalidApiKey } from "./errors.ts";
 
 /** Who is calling: the scopes rate limits and logs use. */
 export interface Principal {
   app: string;
   developer: string;
-  /** How the caller proved itself. */
-  scheme: "api_key";
+  /**
+   * How the caller proved itself: a configured API key, or an identity-provider token. Endpoints
+   * that accept API keys only (`/v1/responses`, contract §5) refuse `"jwt"` with a 401.
+   */
+  scheme: "api_key" | "jwt";
 }
 
 export interface ApiKeyEntry {
@@ -26,26 +32,42 @@ function digest(key: string): Buffer {
   return createHash("sha256").update(key).digest();
 }
 
-export type Authenticate = (authorization: string | null) => Principal;
+/**
+ * Returns the caller, or throws the 401 of contract §5. An API key is answered synchronously; only
+ * a JWT (when `auth.jwt` is configured) returns a promise.
+ */
+export type Authenticate = (authorization: string | null) => Principal | Promise<Principal>;
+
+export interface AuthenticatorOptions {
+  /** The verifier of `auth.jwt`; without it a JWT is just an unknown key. */
+  verifyJwt?: VerifyJwt;
+}
 
 /**
- * Builds the authenticator from the configured keys.
+ * Builds the authenticator from the configured keys and, optionally, the JWT verifier.
  * @example
  * const authenticate = createAuthenticator([{ key: "sk-local", app: "demo", developer: "me" }]);
  * authenticate("Bearer sk-local"); // { app: "demo", developer: "me", scheme: "api_key" }
  */
-export function createAuthenticator(keys: readonly ApiKeyEntry[]): Authenticate {
+export function createAuthenticator(keys: readonly ApiKeyEntry[], options: AuthenticatorOptions = {}): Authenticate {
   const byDigest = new Map<string, { digest: Buffer; principal: Principal }>();
   for (const entry of keys) {
     const d = digest(entry.key);
     byDigest.set(d.toString("base64"), { digest: d, principal: { app: entry.app, developer: entry.developer, scheme: "api_key" } });
   }
+  const { verifyJwt } = options;
   return function authenticate(authorization) {
     const match = authorization ? BEARER.exec(authorization) : null;
     if (!match) throw invalidApiKey();
     const presented = digest(match[1]!);
     const found = byDigest.get(presented.toString("base64"));
-    if (!found || !timingSafeEqual(found.digest, presented)) throw invalidApiKey();
-    return found.principal;
+    if (found && timingSafeEqual(found.digest, presented)) return found.principal;
+    if (verifyJwt && looksLikeJwt(match[1]!)) return authenticateJwt(verifyJwt, match[1]!);
+    throw invalidApiKey();
   };
+}
+
+async function authenticateJwt(verifyJwt: VerifyJwt, token: string): Promise<Principal> {
+  const { app, developer } = await verifyJwt(token);
+  return { app, developer, scheme: "jwt" };
 }

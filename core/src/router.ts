@@ -9,7 +9,9 @@ import type { AppContext } from "./app-context.ts";
 import { createApp } from "./app.ts";
 import { createAuthenticator, type ApiKeyEntry } from "./auth.ts";
 import { prepareConfig } from "./config/load-config.ts";
-import { rejectUnsupportedSections, resolveAliases, resolveApiKeys, resolveServer, type ServerSettings } from "./config/resolve-config.ts";
+import { resolveAliases, resolveApiKeys, resolveServer, type ServerSettings } from "./config/resolve-config.ts";
+import { resolveJwt } from "./config/resolve-jwt.ts";
+import { createJwtVerifier } from "./auth/jwt.ts";
 import type { ModelmuxConfig } from "./config/types.ts";
 import { createHttpClient, type HttpClient } from "./http-client.ts";
 import { createImageStore } from "./images/image-store.ts";
@@ -18,6 +20,8 @@ import { buildModelTable, type ModelTable } from "./models.ts";
 import type { PluginDefinition, Storage } from "./plugin.ts";
 import { setupProviders } from "./plugins/setup-providers.ts";
 import { setupStorage } from "./plugins/setup-storage.ts";
+import { setupRateLimits } from "./plugins/setup-ratelimit.ts";
+import type { RateLimits } from "./rate-limit/acquire.ts";
 import { resolveResponsesTarget } from "./responses/target.ts";
 import { createRequestValidators } from "./validation/request-validators.ts";
 
@@ -62,10 +66,10 @@ export interface Router {
 export async function createRouter(config: ModelmuxConfig, options: RouterOptions = {}): Promise<Router> {
   const env = options.env ?? process.env;
   const checked = prepareConfig(config, env);
-  rejectUnsupportedSections(checked);
   const logger = options.logger ?? createLogger(checked.logging);
   const settings = resolveServer(checked);
   const { keys, generated } = resolveApiKeys(checked);
+  const jwt = resolveJwt(checked);
   const http = options.http ?? createHttpClient();
   const closeHttp = () => (options.http ? Promise.resolve() : http.close());
 
@@ -75,7 +79,8 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
     throw error;
   });
   let storage: Storage | undefined;
-  const closePlugins = () => Promise.allSettled([...providers.map((p) => p.instance.close?.()), storage?.close?.()]);
+  let rateLimits: RateLimits | undefined;
+  const closePlugins = () => Promise.allSettled([...providers.map((p) => p.instance.close?.()), storage?.close?.(), rateLimits?.limiter.close?.()]);
   let models: ModelTable;
   let responses: AppContext["responses"];
   try {
@@ -84,6 +89,7 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
     if (dropped.length > 0) logger.info(`aliases off with their provider: ${dropped.join(", ")}`);
     models = buildModelTable(providers, aliases);
     storage = await setupStorage(checked, setupContext);
+    rateLimits = await setupRateLimits(checked, setupContext);
   } catch (error) {
     await closePlugins();
     await closeHttp();
@@ -93,10 +99,11 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
   const ctx: AppContext = {
     models,
     validators: createRequestValidators(),
-    authenticate: createAuthenticator(keys),
+    authenticate: createAuthenticator(keys, { verifyJwt: jwt && createJwtVerifier(jwt, logger.withTag("auth")) }),
     bodyLimit: settings.bodyLimit,
     logger,
     storage,
+    rateLimits,
     images: createImageStore({ storage }),
     responses,
   };

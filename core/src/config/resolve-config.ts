@@ -38,7 +38,6 @@ function generateKey(): string {
 
 export function resolveApiKeys(config: ModelmuxConfig): ResolvedKeys {
   if (!config.auth) throw new ConfigError("auth: is required (auth.api_keys lists the keys clients send as 'Authorization: Bearer <key>')");
-  if (config.auth.jwt) throw new ConfigError("auth.jwt: identity-provider tokens are not supported by this version of modelmux");
   const keys: ApiKeyEntry[] = [];
   const generated: ApiKeyEntry[] = [];
   config.auth.api_keys.forEach((entry, i) => {
@@ -72,12 +71,4 @@ export function resolveAliases(config: ModelmuxConfig, servedProviders: Readonly
     else dropped.push(alias);
   }
   return { aliases, dropped };
-}
-
-/** Fails on sections whose features this version does not have yet, rather than ignoring them. */
-export function rejectUnsupportedSections(config: ModelmuxConfig): void {
-  if (config.rate_limit) throw new ConfigError("rate_limit: rate limits are not supported by this version of modelmux");
-  for (const [name, block] of Object.entries(config.providers)) {
-    if (block.rate_limit) throw new ConfigError(`providers.${name}.rate_limit: rate limits are not supported by this version of modelmux`);
-  }
 }

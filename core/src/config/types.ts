@@ -6,10 +6,43 @@ import type { Capabilities } from "../capabilities.ts";
 export type Duration = number | string;
 export type Size = number | string;
 
+/** A rate limit (contract §3): at most `requests` requests, and `tokens` tokens, in any `window`. */
 export interface LimitConfig {
   requests: number;
   tokens?: number;
   window: Duration;
+}
+
+/** `auth.jwt` (contract §5): identity-provider tokens, verified against the provider's JWKS. */
+export interface JwtConfig {
+  issuer: string;
+  /** One audience, or several: the token's `aud` must name one of them. */
+  audience: string | string[];
+  jwks_url: string;
+  /** The claim that names the app. Default `azp`. */
+  app_claim?: string;
+  /** The claim that names the developer. Default `sub`. */
+  developer_claim?: string;
+  /** Signature algorithms accepted. Default: any asymmetric one the JWKS key allows. */
+  algorithms?: string[];
+  /** Leeway for `exp` and `nbf`. Default 5s. */
+  clock_tolerance?: Duration;
+  /** How long one JWKS fetch may take. Default 5s. */
+  jwks_timeout?: Duration;
+  /** After a fetch, how long a token with an unknown `kid` waits before it may cause another. Default 30s. */
+  jwks_cooldown?: Duration;
+  /** Keys older than this are fetched again. Default 10m. */
+  jwks_cache_max_age?: Duration;
+}
+
+/** `rate_limit` (contract §3): the limiter plugin, the limits per app and per developer, and overrides. */
+export interface RateLimitConfig extends Partial<PluginBlock> {
+  app?: LimitConfig;
+  developer?: LimitConfig;
+  /** Per-app overrides of `app`; `false`: that app is not limited. */
+  apps?: Record<string, LimitConfig | false>;
+  /** Per-developer overrides of `developer`; `false`: that developer is not limited. */
+  developers?: Record<string, LimitConfig | false>;
 }
 
 export interface PluginBlock {
@@ -41,10 +74,10 @@ export interface ModelmuxConfig {
   logging?: { level?: "silent" | "error" | "warn" | "info" | "debug"; format?: "pretty" | "json" };
   auth?: {
     api_keys: ApiKeyConfig[];
-    jwt?: { issuer: string; audience: string; jwks_url: string; app_claim?: string; developer_claim?: string };
+    jwt?: JwtConfig;
   };
   storage?: PluginBlock & { ttl?: Duration };
-  rate_limit?: PluginBlock & { app?: LimitConfig; developer?: LimitConfig };
+  rate_limit?: RateLimitConfig;
   providers: Record<string, ProviderConfig>;
   aliases?: Record<string, string>;
   responses?: { provider: string };

@@ -1,6 +1,7 @@
 /**
- * `POST /v1/chat/completions`: validate, route by model, check capabilities, call the provider,
- * reply with the normalised completion or its SSE stream.
+ * `POST /v1/chat/completions`: validate, route by model, check capabilities, count the request
+ * against its rate limits, call the provider, reply with the normalised completion or its SSE
+ * stream, then count the reply's real token usage.
  */
 import type { H3Event } from "h3";
 import type { AppContext } from "../app-context.ts";
@@ -11,7 +12,8 @@ import { createCompletionAssembler } from "../chat/assemble-completion.ts";
 import { invalidRequest, storageFailed } from "../errors.ts";
 import { toUpstreamError } from "../http-client.ts";
 import type { ProviderCall } from "../plugin.ts";
-import type { ChatCompletion, ChatStreamItem } from "../types/chat.ts";
+import { acquireRateLimit, settleAfterStream, tokenReservation } from "../rate-limit/acquire.ts";
+import type { ChatCompletion, ChatStreamItem, Usage } from "../types/chat.ts";
 import { readJsonBody } from "../utils/read-body.ts";
 import { sendSse, SSE_HEADERS } from "../utils/sse-write.ts";
 
@@ -42,11 +44,15 @@ export function createChatCompletionHandler(ctx: AppContext) {
     const providerRequest = toProviderRequest(request, entry.model);
     const keepServiceTier = request.service_tier != null;
     const classify = (error: unknown) => toUpstreamError(error, entry.provider, entry.timeoutMs);
+    // Last step before the upstream call: a request refused by any check above never counts.
+    const grant = await acquireRateLimit(ctx, event, { provider: entry.provider, reserve: tokenReservation(request) });
 
     if (!request.stream) {
       const completion: ChatCompletion = await entry.instance.chat(providerRequest, call).catch((error: unknown) => {
+        grant.settle();
         throw classify(error);
       });
+      grant.settle(completion.usage);
       if (!keepServiceTier) delete completion.service_tier;
       if (storage) await save(completion);
       return completion;
@@ -59,8 +65,10 @@ export function createChatCompletionHandler(ctx: AppContext) {
       // Reading the first item before the headers turns an early failure into a proper error reply.
       first = await items.next();
     } catch (error) {
+      grant.settle();
       throw classify(error);
     }
+    let usage: Usage | undefined;
     const assembler = storage ? createCompletionAssembler() : undefined;
     const frames = chatStreamFrames(first, items, {
       classify,
@@ -72,11 +80,13 @@ export function createChatCompletionHandler(ctx: AppContext) {
           if (!keepServiceTier) delete completion.service_tier;
           return save(completion);
         }),
+      onUsage: (reported) => (usage = reported),
       includeUsage: request.stream_options?.include_usage === true,
       keepServiceTier,
       clientGone: () => signal.aborted,
       onError: (error) => ctx.logger.warn(`stream of ${entry.name} failed mid-way`, { request_id: event.context.requestId }, error),
     });
-    return sendSse(event, { ...SSE_HEADERS, "x-request-id": event.context.requestId }, frames);
+    const headers = { ...SSE_HEADERS, ...grant.headers, "x-request-id": event.context.requestId };
+    return sendSse(event, headers, settleAfterStream(frames, () => grant.settle(usage)));
   };
 }

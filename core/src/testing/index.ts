@@ -1,8 +1,10 @@
 /**
  * @modelmux/core/testing: the conformance kits plugins end their tests with: `testProvider` for
- * provider plugins, `testStorage` for storage plugins. They need vitest.
+ * provider plugins, `testStorage` for storage plugins, `testRateLimiter` for rate limiters. They
+ * need vitest.
  */
 export { testProvider, type ProviderConformanceOptions } from "./test-provider.ts";
 export type { ConformanceUpstream, ReceivedRequest, ScriptedReply, UpstreamRequestReader } from "./types.ts";
 export { parseChunks, readSseData, streamedText, streamedToolCalls } from "./sse-client.ts";
 export { testStorage, sampleCompletion, type StorageConformanceOptions } from "./test-storage.ts";
+export { testRateLimiter, type RateLimiterConformanceOptions } from "./test-rate-limiter.ts";

@@ -1,0 +1,212 @@
+/**
+ * The one place where rate limits are applied (contract §3, §7), the same way for chat completions,
+ * responses and images: an endpoint calls `acquireRateLimit` after validation and capability checks,
+ * right before the upstream call, and `settle` on the grant once the reply is complete.
+ */
+import { randomBytes } from "node:crypto";
+import type { ConsolaInstance } from "consola";
+import type { H3Event } from "h3";
+import { ModelmuxError, rateLimited } from "../errors.ts";
+import type { RateLimitDecision, RateLimiter } from "../plugin.ts";
+import { formatReset, rateLimitHeaders } from "./headers.ts";
+import { rulesFor, type RateLimitPolicy, type ScopedRule } from "./policy.ts";
+
+/** The limiter and the limits of a router; built once by `createRouter`. */
+export interface RateLimits {
+  limiter: RateLimiter;
+  policy: RateLimitPolicy;
+  logger: ConsolaInstance;
+  /** A reservation id unique across every router sharing the limiter. */
+  nextId(): string;
+}
+
+export function createRateLimits(limiter: RateLimiter, policy: RateLimitPolicy, logger: ConsolaInstance): RateLimits {
+  // A random prefix per router, then a counter: unique across routers sharing one Redis, and cheap.
+  const prefix = `${randomBytes(6).toString("base64url")}.`;
+  let counter = 0;
+  return { limiter, policy, logger, nextId: () => prefix + (++counter).toString(36) };
+}
+
+/** Tokens held from the decision until the reply's usage is known. */
+export interface TokenReservation {
+  tokens: number;
+  /** The request field the number came from, named in a 429 when it alone exceeds a token limit. */
+  param?: string;
+}
+
+/**
+ * The reservation of a request body: its `max_completion_tokens`, `max_tokens` (chat) or
+ * `max_output_tokens` (responses), whichever is set first; none when none is set. The prompt's own
+ * tokens are not guessed: they are counted from the reply's usage.
+ * @example tokenReservation({ max_completion_tokens: 256 }) // { tokens: 256, param: "max_completion_tokens" }
+ */
+export function tokenReservation(body: { max_completion_tokens?: number | null; max_tokens?: number | null; max_output_tokens?: number | null }): TokenReservation {
+  for (const param of ["max_completion_tokens", "max_tokens", "max_output_tokens"] as const) {
+    const value = body[param];
+    if (typeof value === "number" && value > 0) return { tokens: Math.floor(value), param };
+  }
+  return { tokens: 0 };
+}
+
+/** The usage shapes of chat completions, responses and images: whichever fields a reply has. */
+export interface TokenUsage {
+  total_tokens?: number | null;
+  prompt_tokens?: number | null;
+  completion_tokens?: number | null;
+  input_tokens?: number | null;
+  output_tokens?: number | null;
+}
+
+function totalTokens(usage: TokenUsage | null | undefined): number {
+  if (!usage) return 0;
+  const total = usage.total_tokens ?? (usage.prompt_tokens ?? usage.input_tokens ?? 0) + (usage.completion_tokens ?? usage.output_tokens ?? 0);
+  return Number.isFinite(total) && total > 0 ? Math.floor(total) : 0;
+}
+
+export interface RateLimitInput {
+  /** The provider that serves the request (`entry.provider`), for `providers.<name>.rate_limit`. */
+  provider: string;
+  /** Tokens to hold until `settle`, usually `tokenReservation(body)`. Default: none. */
+  reserve?: TokenReservation;
+}
+
+/** An admitted request. */
+export interface RateLimitGrant {
+  /**
+   * The `x-ratelimit-*` headers (empty when no limit applies). Already set on `event.res.headers`,
+   * which a returned JSON body carries; a stream sent with `sendSse` must include them itself.
+   */
+  headers: Readonly<Record<string, string>>;
+  /**
+   * Counts the reply's real usage in place of the reservation. Call it exactly once the reply is
+   * complete (JSON, or the stream's end), and also when the call failed or the client left (with no
+   * usage: the reservation is released). Later calls are ignored; it never throws.
+   */
+  settle(usage?: TokenUsage | null): void;
+}
+
+const NO_LIMIT: RateLimitGrant = Object.freeze({ headers: Object.freeze({}), settle() {} });
+
+function seconds(ms: number): string {
+  return formatReset(Math.max(ms, 1000));
+}
+
+function describeLimit(rule: ScopedRule, what: "requests" | "tokens"): string {
+  const amount = what === "requests" ? rule.requests : rule.tokens;
+  return `${rule.scope} '${rule.name}': ${amount} ${what} per ${formatReset(rule.windowMs)}`;
+}
+
+function refusal(rules: readonly ScopedRule[], decision: RateLimitDecision, headers: Record<string, string>) {
+  const retry = { ...headers, "retry-after-ms": String(Math.max(1, Math.ceil(decision.retryAfterMs))) };
+  if (decision.unavailable) {
+    return rateLimited(
+      `The rate limiter's store is unreachable and it is set to refuse requests until it is back (fail-closed). Try again in ${seconds(decision.retryAfterMs)}.`,
+      decision.retryAfterMs / 1000,
+      retry,
+    );
+  }
+  let worst = 0;
+  decision.states.forEach((state, i) => {
+    if (state.retryAfterMs > decision.states[worst]!.retryAfterMs) worst = i;
+  });
+  const rule = rules[worst]!;
+  const state = decision.states[worst]!;
+  const what = state.remainingRequests <= 0 || rule.tokens === undefined ? "requests" : "tokens";
+  return rateLimited(`Rate limit reached for ${describeLimit(rule, what)}. Try again in ${seconds(decision.retryAfterMs)}.`, decision.retryAfterMs / 1000, retry);
+}
+
+/** A reservation that no window could ever hold: the request can never pass, so it is told why. */
+function tooLarge(rule: ScopedRule, reserve: TokenReservation) {
+  const field = reserve.param ?? "the token reservation";
+  return new ModelmuxError(`Request too large for ${describeLimit(rule, "tokens")}: ${field} is ${reserve.tokens}. Lower ${field}.`, {
+    status: 429,
+    type: "rate_limit_error",
+    code: "rate_limit_exceeded",
+    param: reserve.param ?? null,
+    headers: { "retry-after": String(Math.max(1, Math.ceil(rule.windowMs / 1000))) },
+  });
+}
+
+/**
+ * Counts one request against the rate limits of its app, its developer and its provider
+ * (`rate_limit` and `providers.<name>.rate_limit`), atomically, before the upstream call. The
+ * caller's scope is `event.context.principal` (set by the auth middleware: an API key's app and
+ * developer, or a JWT's claims).
+ *
+ * Call it after validation and capability checks (a refused or invalid request must not count),
+ * immediately before calling the provider, and call `settle` on the grant exactly once: with the
+ * reply's `usage` once a JSON reply is in hand or a stream has ended, and with nothing when the
+ * call failed or the client left, which releases the reserved tokens.
+ *
+ * @throws 429 `rate_limit_error` / `rate_limit_exceeded` with `retry-after`, `retry-after-ms` and
+ *   the `x-ratelimit-*` headers, when any limit is reached; nothing is counted then.
+ * @example
+ * const grant = await acquireRateLimit(ctx, event, { provider: entry.provider, reserve: tokenReservation(request) });
+ * try {
+ *   const reply = await entry.instance.chat(providerRequest, call);
+ *   grant.settle(reply.usage);
+ *   return reply;
+ * } catch (error) {
+ *   grant.settle();
+ *   throw error;
+ * }
+ */
+export async function acquireRateLimit(ctx: { rateLimits?: RateLimits | undefined }, event: H3Event, input: RateLimitInput): Promise<RateLimitGrant> {
+  const limits = ctx.rateLimits;
+  if (!limits) return NO_LIMIT;
+  const principal = event.context.principal;
+  const rules = rulesFor(limits.policy, { app: principal?.app ?? "default", developer: principal?.developer ?? "default", provider: input.provider });
+  if (rules.length === 0) return NO_LIMIT;
+  const reserve = input.reserve ?? { tokens: 0 };
+  for (const rule of rules) {
+    if (rule.tokens !== undefined && reserve.tokens > rule.tokens) throw tooLarge(rule, reserve);
+  }
+  const id = limits.nextId();
+  const reservedTokens = rules.some((rule) => rule.tokens !== undefined) ? reserve.tokens : 0;
+  const decision = await limits.limiter.acquire({ id, rules, reservedTokens });
+  const headers = rateLimitHeaders(rules, decision.states);
+  if (!decision.allowed) throw refusal(rules, decision, headers);
+  for (const [name, value] of Object.entries(headers)) event.res.headers.set(name, value);
+  event.context.rateLimitHeaders = headers;
+
+  const countsTokens = !decision.unavailable && rules.some((rule) => rule.tokens !== undefined);
+  let settled = false;
+  return {
+    headers,
+    settle(usage) {
+      if (settled) return;
+      settled = true;
+      if (!countsTokens) return;
+      limits.limiter.settle({ id, rules, reservedTokens, usedTokens: totalTokens(usage) }).catch((error: unknown) => {
+        limits.logger.warn("settling a rate-limit reservation failed", { request_id: event.context.requestId }, error);
+      });
+    },
+  };
+}
+
+/**
+ * Wraps a stream's frames so that `settle` runs once they end, or when the reply is abandoned
+ * (`return()` from `sendSse` when the client leaves, even before the first frame). For SSE replies:
+ * `sendSse(event, headers, settleAfterStream(frames, () => grant.settle(usage)))`.
+ */
+export function settleAfterStream<T>(frames: AsyncIterator<T>, settle: () => void): AsyncIterator<T> {
+  return {
+    async next() {
+      try {
+        const result = await frames.next();
+        if (result.done) settle();
+        return result;
+      } catch (error) {
+        settle();
+        throw error;
+      }
+    },
+    async return(value?: unknown) {
+      try {
+        return (await frames.return?.(value)) ?? { done: true, value: undefined as T };
+      } finally {
+        settle();
+      }
+    },
+  };
+}

@@ -1,0 +1,162 @@
+/**
+ * The rate-limiter conformance kit (contract §3, §10): the rules of the `RateLimiter` contract,
+ * checked against a limiter with no router around it. Every case counts under keys of its own, so
+ * a limiter on a shared store (Redis) needs no cleaning between cases. A plugin's test is a few lines:
+ *
+ * @example
+ * import { testRateLimiter } from "@modelmux/core/testing";
+ * import { createMemoryLimiter } from "../src/index.ts";
+ *
+ * testRateLimiter({ name: "ratelimit-memory", create: async () => createMemoryLimiter() });
+ */
+import { randomBytes } from "node:crypto";
+import { afterEach, describe, expect, it } from "vitest";
+import type { RateLimitDecision, RateLimiter, RateLimitRule } from "../plugin.ts";
+
+export interface RateLimiterConformanceOptions {
+  /** Shown in the describe block: `rate-limiter conformance: <name>`. */
+  name: string;
+  /** A limiter; called once per case. Keys never repeat across cases, so it may share a store. */
+  create(): Promise<RateLimiter>;
+  /** When set, every case is skipped and this says why (e.g. "Redis is not reachable"). */
+  skip?: string;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+let ids = 0;
+const nextId = () => `kit-${process.pid}-${++ids}`;
+
+/** Runs the battery against `create()`'s limiters. */
+export function testRateLimiter({ name, create, skip }: RateLimiterConformanceOptions): void {
+  describe.skipIf(skip !== undefined)(`rate-limiter conformance: ${name}`, () => {
+    const open: RateLimiter[] = [];
+    // Keys unique to this run and case: a shared Redis may hold an earlier run's counters.
+    const run = randomBytes(4).toString("hex");
+    let cases = 0;
+    const keys = () => `kit:${run}:${++cases}`;
+    const limiter = async () => {
+      const made = await create();
+      open.push(made);
+      return made;
+    };
+    afterEach(async () => {
+      await Promise.all(open.splice(0).map((l) => l.close?.()));
+    });
+    const acquire = (l: RateLimiter, rules: RateLimitRule[], reservedTokens = 0, id = nextId()) => l.acquire({ id, rules, reservedTokens });
+
+    it("admits `requests` requests in a window, then refuses with a retry inside the window", async () => {
+      const l = await limiter();
+      const rule = { key: `${keys()}:r`, requests: 3, windowMs: 60_000 };
+      const decisions: RateLimitDecision[] = [];
+      for (let i = 0; i < 4; i++) decisions.push(await acquire(l, [rule]));
+      expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, false]);
+      expect(decisions.map((d) => d.states[0]!.remainingRequests)).toEqual([2, 1, 0, 0]);
+      expect(decisions[0]!.retryAfterMs).toBe(0);
+      expect(decisions[3]!.retryAfterMs).toBeGreaterThan(55_000);
+      expect(decisions[3]!.retryAfterMs).toBeLessThanOrEqual(60_000);
+      expect(decisions[3]!.states[0]!.retryAfterMs).toBe(decisions[3]!.retryAfterMs);
+      expect(decisions[0]!.states[0]!.resetRequestsMs).toBeGreaterThan(55_000);
+      expect(decisions[0]!.states[0]!.resetRequestsMs).toBeLessThanOrEqual(60_000);
+    });
+
+    it("is all-or-nothing: a request refused by one rule is counted in none", async () => {
+      const l = await limiter();
+      const base = keys();
+      const tight = { key: `${base}:tight`, requests: 1, windowMs: 60_000 };
+      const loose = { key: `${base}:loose`, requests: 5, windowMs: 60_000 };
+      expect((await acquire(l, [loose, tight])).allowed).toBe(true);
+      const refused = await acquire(l, [loose, tight]);
+      expect(refused.allowed).toBe(false);
+      expect(refused.states.map((s) => s.retryAfterMs > 0)).toEqual([false, true]);
+      // The refused request left `loose` at 1 counted: 4 remain before this one, 3 after.
+      expect((await acquire(l, [loose])).states[0]!.remainingRequests).toBe(3);
+    });
+
+    it("keeps counters apart by key", async () => {
+      const l = await limiter();
+      const base = keys();
+      expect((await acquire(l, [{ key: `${base}:a`, requests: 1, windowMs: 60_000 }])).allowed).toBe(true);
+      expect((await acquire(l, [{ key: `${base}:b`, requests: 1, windowMs: 60_000 }])).allowed).toBe(true);
+      expect((await acquire(l, [{ key: `${base}:a`, requests: 1, windowMs: 60_000 }])).allowed).toBe(false);
+    });
+
+    it("admits exactly `requests` of 200 concurrent requests", async () => {
+      const l = await limiter();
+      const rule = { key: `${keys()}:burst`, requests: 50, windowMs: 60_000 };
+      const decisions = await Promise.all(Array.from({ length: 200 }, () => acquire(l, [rule])));
+      expect(decisions.filter((d) => d.allowed)).toHaveLength(50);
+    });
+
+    it("admits again once the window has slid past the counted requests", async () => {
+      const l = await limiter();
+      const rule = { key: `${keys()}:slide`, requests: 2, windowMs: 400 };
+      expect((await acquire(l, [rule])).allowed).toBe(true);
+      expect((await acquire(l, [rule])).allowed).toBe(true);
+      const refused = await acquire(l, [rule]);
+      expect(refused.allowed).toBe(false);
+      expect(refused.retryAfterMs).toBeLessThanOrEqual(400);
+      await sleep(refused.retryAfterMs + 30);
+      const again = await acquire(l, [rule]);
+      expect(again.allowed).toBe(true);
+    });
+
+    it("holds reserved tokens until settle, then counts the used tokens instead", async () => {
+      const l = await limiter();
+      const rule = { key: `${keys()}:tok`, requests: 100, tokens: 100, windowMs: 60_000 };
+      const first = await acquire(l, [rule], 60, "first");
+      expect(first.allowed).toBe(true);
+      expect(first.states[0]!.remainingTokens).toBe(40);
+      expect(first.states[0]!.resetTokensMs).toBeGreaterThan(55_000);
+      const second = await acquire(l, [rule], 60);
+      expect(second.allowed).toBe(false);
+      expect(second.retryAfterMs).toBeGreaterThan(0);
+      expect(second.states[0]!.remainingRequests).toBe(99);
+      await l.settle({ id: "first", rules: [rule], reservedTokens: 60, usedTokens: 10 });
+      const third = await acquire(l, [rule], 60);
+      expect(third.allowed).toBe(true);
+      expect(third.states[0]!.remainingTokens).toBe(30);
+    });
+
+    it("refuses a request with nothing reserved once the used tokens reach the limit", async () => {
+      const l = await limiter();
+      const rule = { key: `${keys()}:spent`, requests: 100, tokens: 50, windowMs: 60_000 };
+      expect((await acquire(l, [rule], 0, "a")).allowed).toBe(true);
+      await l.settle({ id: "a", rules: [rule], reservedTokens: 0, usedTokens: 49 });
+      expect((await acquire(l, [rule], 0, "b")).allowed).toBe(true);
+      await l.settle({ id: "b", rules: [rule], reservedTokens: 0, usedTokens: 5 });
+      const refused = await acquire(l, [rule]);
+      expect(refused.allowed).toBe(false);
+      expect(refused.states[0]!.remainingTokens).toBe(0);
+    });
+
+    it("releases a reservation settled with no usage", async () => {
+      const l = await limiter();
+      const rule = { key: `${keys()}:release`, requests: 100, tokens: 100, windowMs: 60_000 };
+      expect((await acquire(l, [rule], 100, "held")).allowed).toBe(true);
+      expect((await acquire(l, [rule], 1)).allowed).toBe(false);
+      await l.settle({ id: "held", rules: [rule], reservedTokens: 100, usedTokens: 0 });
+      expect((await acquire(l, [rule], 100)).allowed).toBe(true);
+    });
+
+    it("lets used tokens slide out of the window too", async () => {
+      const l = await limiter();
+      const rule = { key: `${keys()}:tokslide`, requests: 100, tokens: 10, windowMs: 400 };
+      expect((await acquire(l, [rule], 0, "x")).allowed).toBe(true);
+      await l.settle({ id: "x", rules: [rule], reservedTokens: 0, usedTokens: 10 });
+      const refused = await acquire(l, [rule]);
+      expect(refused.allowed).toBe(false);
+      await sleep(refused.retryAfterMs + 30);
+      expect((await acquire(l, [rule])).allowed).toBe(true);
+    });
+
+    it("takes a settle of an unknown or repeated id without failing", async () => {
+      const l = await limiter();
+      const rule = { key: `${keys()}:unknown`, requests: 5, tokens: 100, windowMs: 60_000 };
+      await expect(l.settle({ id: "never-acquired", rules: [rule], reservedTokens: 10, usedTokens: 0 })).resolves.toBeUndefined();
+      expect((await acquire(l, [rule], 10, "twice")).allowed).toBe(true);
+      await l.settle({ id: "twice", rules: [rule], reservedTokens: 10, usedTokens: 0 });
+      await l.settle({ id: "twice", rules: [rule], reservedTokens: 10, usedTokens: 0 });
+      expect((await acquire(l, [rule], 100)).allowed).toBe(true);
+    });
+  });
+}

@@ -1,0 +1,82 @@
+/**
+ * @modelmux/ratelimit-memory: rate limits kept in the router's own memory, for one router process.
+ * Every rule is an exact sliding window (`sliding-log.ts`); a decision over all of a request's
+ * rules runs synchronously, so it is atomic in Node's single thread. Several routers need
+ * `ratelimit-redis` instead: each memory limiter counts only its own requests.
+ *
+ * @example
+ * rate_limit:
+ *   plugin: ratelimit-memory
+ *   developer: { requests: 120, window: 60s }
+ */
+import { defineRateLimiter, type JsonSchema, type RateLimitAcquire, type RateLimitDecision, type RateLimiter, type RateLimitRule, type RateLimitSettle } from "@modelmux/core";
+import { SlidingLog } from "./sliding-log.ts";
+
+/** `rate_limit.options` with `plugin: ratelimit-memory`. */
+export interface MemoryLimiterOptions {
+  /** How often counters with nothing left in their window are dropped, in ms. Default 60000. */
+  sweep_interval_ms?: number;
+}
+
+export const optionsSchema: JsonSchema = {
+  type: "object",
+  additionalProperties: false,
+  properties: {
+    sweep_interval_ms: { type: "integer", minimum: 100, default: 60_000, description: "How often idle counters are dropped, in ms." },
+  },
+};
+
+/** A limiter on this process's memory; `now` is replaceable for tests. */
+export function createMemoryLimiter({ sweep_interval_ms = 60_000 }: MemoryLimiterOptions = {}, now: () => number = Date.now): RateLimiter {
+  const logs = new Map<string, SlidingLog>();
+  const logOf = (rule: RateLimitRule): SlidingLog => {
+    let log = logs.get(rule.key);
+    if (!log) logs.set(rule.key, (log = new SlidingLog(rule.windowMs)));
+    log.windowMs = rule.windowMs;
+    return log;
+  };
+  // Drops counters of apps and developers that went quiet, so memory follows the active ones.
+  const sweep = setInterval(() => {
+    const at = now();
+    for (const [key, log] of logs) {
+      log.prune(at);
+      if (log.empty) logs.delete(key);
+    }
+  }, sweep_interval_ms);
+  sweep.unref();
+
+  return {
+    async acquire({ id, rules, reservedTokens }: RateLimitAcquire): Promise<RateLimitDecision> {
+      const at = now();
+      const counters = rules.map(logOf);
+      const retries = rules.map((rule, i) => {
+        counters[i]!.prune(at);
+        return counters[i]!.check(rule, reservedTokens, at);
+      });
+      const retryAfterMs = Math.max(0, ...retries);
+      const allowed = retryAfterMs === 0;
+      if (allowed) rules.forEach((rule, i) => counters[i]!.count(rule, id, reservedTokens, at));
+      return { allowed, retryAfterMs, states: rules.map((rule, i) => counters[i]!.state(rule, at, retries[i]!)) };
+    },
+    async settle({ id, rules, usedTokens }: RateLimitSettle): Promise<void> {
+      const at = now();
+      for (const rule of rules) {
+        if (rule.tokens === undefined) continue;
+        const log = logOf(rule);
+        log.prune(at);
+        log.release(id);
+        if (usedTokens > 0) log.addTokens(usedTokens, at);
+      }
+    },
+    close() {
+      clearInterval(sweep);
+      logs.clear();
+    },
+  };
+}
+
+export default defineRateLimiter<MemoryLimiterOptions>({
+  name: "memory",
+  optionsSchema,
+  setup: (options) => createMemoryLimiter(options),
+});

@@ -1,0 +1,155 @@
+/**
+ * @modelmux/ratelimit-redis: rate limits shared by any number of routers through one Redis. Every
+ * rule is an exact sliding window, like `ratelimit-memory`'s; a decision over all of a request's
+ * rules is one Lua script (`scripts.ts`), atomic in Redis. When Redis cannot be reached, each
+ * decision follows `on_error` (admit uncounted, or refuse) at once: commands time out after
+ * `command_timeout_ms` and are never queued while the connection is down.
+ *
+ * @example
+ * rate_limit:
+ *   plugin: ratelimit-redis
+ *   options: { url: "redis://127.0.0.1:6379", on_error: open }
+ *   developer: { requests: 120, window: 60s }
+ */
+import {
+  defineRateLimiter,
+  type JsonSchema,
+  type PluginContext,
+  type RateLimitAcquire,
+  type RateLimitDecision,
+  type RateLimiter,
+  type RateLimitRuleState,
+  type RateLimitSettle,
+} from "@modelmux/core";
+import { Redis } from "ioredis";
+import { ACQUIRE, SETTLE } from "./scripts.ts";
+
+/** `rate_limit.options` with `plugin: ratelimit-redis`. */
+export interface RedisLimiterOptions {
+  /** The connection URL. Default `redis://127.0.0.1:6379`. */
+  url?: string;
+  /** Prefix of every key. Default `modelmux:rl:`. */
+  prefix?: string;
+  /** When Redis cannot be reached: `open` admits requests uncounted, `closed` refuses them (429). Default `open`. */
+  on_error?: "open" | "closed";
+  /** A decision that Redis has not answered within this many ms follows `on_error`. Default 250. */
+  command_timeout_ms?: number;
+  /** How long a connection attempt may take, in ms. Default 1000. */
+  connect_timeout_ms?: number;
+}
+
+export const optionsSchema: JsonSchema = {
+  type: "object",
+  additionalProperties: false,
+  properties: {
+    url: { type: "string", pattern: "^rediss?://", default: "redis://127.0.0.1:6379", description: "The connection URL." },
+    prefix: { type: "string", minLength: 1, default: "modelmux:rl:", description: "Prefix of every key." },
+    on_error: { enum: ["open", "closed"], default: "open", description: "Redis unreachable: admit uncounted (open) or refuse (closed)." },
+    command_timeout_ms: { type: "integer", minimum: 1, default: 250, description: "A decision Redis has not answered by then follows on_error." },
+    connect_timeout_ms: { type: "integer", minimum: 1, default: 1000, description: "How long a connection attempt may take." },
+  },
+};
+
+interface Scripts {
+  modelmuxAcquire(keyCount: number, ...keysAndArgs: Array<string | number>): Promise<number[]>;
+  modelmuxSettle(keyCount: number, ...keysAndArgs: Array<string | number>): Promise<number>;
+}
+
+/** While Redis is down, a refused request is told to come back after this long. */
+const CLOSED_RETRY_MS = 1000;
+
+function toDecision(reply: number[], ruleCount: number, tokenLimited: (i: number) => boolean): RateLimitDecision {
+  const states: RateLimitRuleState[] = [];
+  for (let i = 0; i < ruleCount; i++) {
+    const [remainingRequests, resetRequestsMs, remainingTokens, resetTokensMs, retryAfterMs] = reply.slice(2 + i * 5, 7 + i * 5) as number[];
+    const state: RateLimitRuleState = { remainingRequests: remainingRequests!, resetRequestsMs: resetRequestsMs!, retryAfterMs: retryAfterMs! };
+    if (tokenLimited(i)) Object.assign(state, { remainingTokens, resetTokensMs });
+    states.push(state);
+  }
+  return { allowed: reply[0] === 1, retryAfterMs: reply[1]!, states };
+}
+
+/** A limiter on the Redis at `url`; connects before it returns, and starts even when Redis is down. */
+export async function createRedisLimiter(options: RedisLimiterOptions, logger: PluginContext["logger"]): Promise<RateLimiter> {
+  const { url = "redis://127.0.0.1:6379", prefix = "modelmux:rl:", on_error = "open", command_timeout_ms = 250, connect_timeout_ms = 1000 } = options;
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    commandTimeout: command_timeout_ms,
+    connectTimeout: connect_timeout_ms,
+    // Fail now rather than wait for a reconnect: the decision then follows on_error at once.
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
+  });
+  redis.defineCommand("modelmuxAcquire", { lua: ACQUIRE });
+  redis.defineCommand("modelmuxSettle", { lua: SETTLE });
+  const scripts = redis as unknown as Scripts;
+  // Logs name the server, never the URL's password.
+  const server = URL.canParse(url) ? new URL(url).host : "redis";
+  let down = false;
+  const failed = (error: unknown) => {
+    if (down) return;
+    down = true;
+    const policy = on_error === "open" ? "requests are admitted uncounted" : "requests are refused";
+    logger.warn(`Redis at ${server} is unreachable (${error instanceof Error ? error.message : String(error)}); ${policy} (on_error: ${on_error}) until it is back`);
+  };
+  const recovered = () => {
+    if (!down) return;
+    down = false;
+    logger.info(`Redis at ${server} is back; requests are counted again`);
+  };
+  // ioredis reports every reconnect attempt; the decisions' own failures are what gets logged.
+  redis.on("error", () => {});
+  // Start serving after connect_timeout_ms at most: a Redis that accepts but never answers must
+  // not hold the router's start; ioredis goes on reconnecting in the background.
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    redis.connect().catch(failed),
+    new Promise<void>((resolve) => (timer = setTimeout(() => resolve(failed(new Error(`no answer within ${connect_timeout_ms} ms`))), connect_timeout_ms))),
+  ]);
+  clearTimeout(timer);
+
+  const keysOf = (key: string) => [`${prefix}${key}:r`, `${prefix}${key}:t`, `${prefix}${key}:s`];
+
+  return {
+    async acquire({ id, rules, reservedTokens }: RateLimitAcquire): Promise<RateLimitDecision> {
+      const keys: string[] = [];
+      const args: Array<string | number> = [id, reservedTokens];
+      for (const rule of rules) {
+        keys.push(...keysOf(rule.key));
+        args.push(rule.requests, rule.tokens ?? -1, rule.windowMs);
+      }
+      try {
+        const reply = await scripts.modelmuxAcquire(keys.length, ...keys, ...args);
+        recovered();
+        return toDecision(reply, rules.length, (i) => rules[i]!.tokens !== undefined);
+      } catch (error) {
+        failed(error);
+        return on_error === "open"
+          ? { allowed: true, retryAfterMs: 0, states: [], unavailable: true }
+          : { allowed: false, retryAfterMs: CLOSED_RETRY_MS, states: [], unavailable: true };
+      }
+    },
+    async settle({ id, rules, reservedTokens, usedTokens }: RateLimitSettle): Promise<void> {
+      const limited = rules.filter((rule) => rule.tokens !== undefined);
+      if (limited.length === 0) return;
+      const keys = limited.flatMap((rule) => keysOf(rule.key).slice(1));
+      const args = [`${id}:${reservedTokens}`, reservedTokens, `${id}:u:${usedTokens}`, usedTokens, ...limited.map((rule) => rule.windowMs)];
+      try {
+        await scripts.modelmuxSettle(keys.length, ...keys, ...args);
+      } catch (error) {
+        // The reservation then lapses with its window; the decisions report the outage.
+        logger.debug(`settling ${id} on Redis failed: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    },
+    async close() {
+      await redis.quit().catch(() => redis.disconnect());
+    },
+  };
+}
+
+export default defineRateLimiter<RedisLimiterOptions>({
+  name: "redis",
+  optionsSchema,
+  setup: (options, ctx) => createRedisLimiter(options, ctx.logger),
+});

@@ -1,0 +1,92 @@
+/**
+ * What only the Redis limiter has: several limiters sharing one Redis, keys that expire, and the
+ * failure policy when Redis is unreachable or stalls (never a hang).
+ */
+import { createServer, type Server, type Socket } from "node:net";
+import { createLogger } from "@modelmux/core";
+import { Redis } from "ioredis";
+import { afterAll, describe, expect, test } from "vitest";
+import { deletePrefix, REDIS_URL, redisGate } from "../../storage-unstorage/test/redis-gate.ts";
+import { createRedisLimiter, type RedisLimiterOptions } from "../src/index.ts";
+
+const { skip } = await redisGate("ratelimit-redis");
+const prefix = `modelmux-test:${process.pid}-rl`;
+afterAll(async () => {
+  if (skip === undefined) await deletePrefix(prefix);
+});
+
+/** A logger whose lines are kept, to check what an outage logs. */
+function recordingLogger() {
+  const lines: string[] = [];
+  return { logger: createLogger({ level: "debug", format: "json", write: (text) => lines.push(...text.trim().split("\n")) }), lines };
+}
+
+const rule = (key: string, requests = 1, tokens?: number) => ({ key, requests, windowMs: 60_000, ...(tokens !== undefined && { tokens }) });
+
+describe.skipIf(skip !== undefined)("ratelimit-redis on a shared Redis", () => {
+  test("two limiters on one Redis admit exactly 50 of 200 concurrent requests against a limit of 50", async () => {
+    const options = { url: REDIS_URL, prefix: `${prefix}:shared:` };
+    const [a, b] = await Promise.all([createRedisLimiter(options, createLogger({ level: "silent" })), createRedisLimiter(options, createLogger({ level: "silent" }))]);
+    const limit = rule("developer:alice", 50);
+    const decisions = await Promise.all(Array.from({ length: 200 }, (_, i) => (i % 2 ? a : b).acquire({ id: `r${i}`, rules: [limit], reservedTokens: 0 })));
+    expect(decisions.filter((d) => d.allowed)).toHaveLength(50);
+    await Promise.all([a.close?.(), b.close?.()]);
+  });
+
+  test("every key expires one window after its last write", async () => {
+    const limiter = await createRedisLimiter({ url: REDIS_URL, prefix: `${prefix}:ttl:` }, createLogger({ level: "silent" }));
+    await limiter.acquire({ id: "x", rules: [{ key: "app:ttl", requests: 5, tokens: 100, windowMs: 5_000 }], reservedTokens: 10 });
+    const raw = new Redis(REDIS_URL);
+    const ttls = await Promise.all(["r", "t", "s"].map((k) => raw.pttl(`${prefix}:ttl:app:ttl:${k}`)));
+    raw.disconnect();
+    for (const ttl of ttls) {
+      expect(ttl).toBeGreaterThan(4_000);
+      expect(ttl).toBeLessThanOrEqual(5_000);
+    }
+    await limiter.close?.();
+  });
+});
+
+describe("ratelimit-redis when Redis is unreachable", () => {
+  // Port 1 on loopback: nothing listens, the connection is refused at once.
+  const down: RedisLimiterOptions = { url: "redis://127.0.0.1:1", prefix: `${prefix}:down:`, connect_timeout_ms: 200 };
+
+  test("on_error: open admits uncounted, logs the outage once, and names no password", async () => {
+    const { logger, lines } = recordingLogger();
+    const limiter = await createRedisLimiter({ ...down, url: "redis://:hunter2-secret@127.0.0.1:1" }, logger);
+    const decisions = await Promise.all([1, 2, 3].map((i) => limiter.acquire({ id: `o${i}`, rules: [rule("app:x")], reservedTokens: 0 })));
+    expect(decisions).toEqual(Array(3).fill({ allowed: true, retryAfterMs: 0, states: [], unavailable: true }));
+    await limiter.settle({ id: "o1", rules: [rule("app:x", 1, 10)], reservedTokens: 5, usedTokens: 3 });
+    logger.flush();
+    const warnings = lines.filter((line) => line.includes('"level":"warn"'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/127\.0\.0\.1:1 is unreachable .*requests are admitted uncounted \(on_error: open\)/);
+    expect(lines.join("\n")).not.toContain("hunter2-secret");
+    await limiter.close?.();
+  });
+
+  test("on_error: closed refuses with a retry", async () => {
+    const limiter = await createRedisLimiter({ ...down, on_error: "closed" }, createLogger({ level: "silent" }));
+    const decision = await limiter.acquire({ id: "c", rules: [rule("app:x")], reservedTokens: 0 });
+    expect(decision).toEqual({ allowed: false, retryAfterMs: 1000, states: [], unavailable: true });
+    await limiter.close?.();
+  });
+
+  test("a Redis that accepts connections but never answers costs at most the timeouts, not a hang", async () => {
+    const sockets: Socket[] = [];
+    const silent: Server = createServer((socket) => void sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    const { port } = silent.address() as { port: number };
+    const started = performance.now();
+    const limiter = await createRedisLimiter({ url: `redis://127.0.0.1:${port}`, prefix: `${prefix}:stall:`, connect_timeout_ms: 300, command_timeout_ms: 100 }, createLogger({ level: "silent" }));
+    const decision = await limiter.acquire({ id: "s", rules: [rule("app:x")], reservedTokens: 0 });
+    expect(decision).toMatchObject({ allowed: true, unavailable: true });
+    expect(performance.now() - started).toBeLessThan(2_000);
+    const next = performance.now();
+    await limiter.acquire({ id: "s2", rules: [rule("app:x")], reservedTokens: 0 });
+    expect(performance.now() - next).toBeLessThan(300);
+    await limiter.close?.();
+    for (const socket of sockets) socket.destroy();
+    await new Promise((resolve) => silent.close(resolve));
+  });
+});

@@ -39,9 +39,10 @@ export const OTHER_DEFAULTS: Readonly<CapabilityMap> = Object.freeze({ chat: tru
 
 /** First match wins, so the more specific patterns come first. */
 const FAMILIES: ReadonlyArray<{ pattern: RegExp; capabilities: CapabilityMap }> = [
-  // Image-generation models (`gemini-2.5-flash-image`, `imagen-4.0-generate-001`) are for the
-  // images endpoint; their chat replies are images, which chat completions cannot carry.
-  { pattern: /image|^imagen-/, capabilities: { chat: false, streaming: false, images: true } },
+  // Image-generation models (`gemini-2.5-flash-image`, `imagen-4.0-generate-001`, and the
+  // `nano-banana-pro-preview` alias the SDK lists) are for the images endpoint, which
+  // `image-request.ts` serves; their chat replies are images, which chat completions cannot carry.
+  { pattern: /image|^imagen-|nano-banana/, capabilities: { chat: false, streaming: false, images: true } },
   // Embedding models have no generateContent at all.
   { pattern: /embedding/, capabilities: { chat: false, streaming: false } },
   { pattern: /^gemini-(2\.5|[3-9]|[1-9]\d)|^gemini-(flash|flash-lite|pro)-latest$/, capabilities: GEMINI_THINKING },

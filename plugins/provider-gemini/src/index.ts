@@ -1,11 +1,26 @@
 /**
  * @modelmux/provider-gemini: the Google Gemini API (`generateContent`,
- * `streamGenerateContent?alt=sse`). Transport only: the translation lives in `request.ts`
- * (with `contents.ts`), `response.ts`, `stream.ts` and `errors.ts`.
+ * `streamGenerateContent?alt=sse`, and Imagen's `predict`). Transport only: the translation lives
+ * in `request.ts` (with `contents.ts`), `response.ts`, `stream.ts`, `image-request.ts`,
+ * `image-response.ts` and `errors.ts`.
  */
-import { defineProvider, postUpstream, readUpstreamText, type ChatRequest, type HttpResponse, type JsonSchema, type PluginContext, type Provider, type ProviderCall } from "@modelmux/core";
+import {
+  defineProvider,
+  parseUpstreamJson,
+  postUpstream,
+  readUpstreamText,
+  type ChatRequest,
+  type HttpResponse,
+  type ImageGenerationRequest,
+  type JsonSchema,
+  type PluginContext,
+  type Provider,
+  type ProviderCall,
+} from "@modelmux/core";
 import { geminiCapabilities } from "./capabilities.ts";
 import { toProviderError } from "./errors.ts";
+import { geminiImageOptions, imageCount, imageFamily, toGeminiImageRequest, toImagenRequest } from "./image-request.ts";
+import { readGeminiImages, readImagenImages, toImagesResponse } from "./image-response.ts";
 import { toGeminiRequest } from "./request.ts";
 import { parseCompletionText } from "./response.ts";
 import { readGeminiStream } from "./stream.ts";
@@ -53,19 +68,22 @@ export const optionsSchema: JsonSchema = {
   },
 };
 
+/** The model methods this plugin calls: chat and Gemini images, streamed chat, Imagen images. */
+export type ModelMethod = "generateContent" | "streamGenerateContent" | "predict";
+
 /**
  * The endpoint of a model. A bare id is a base model (`models/<id>`); an id with a slash is a
- * full resource name, so tuned models (`tunedModels/my-model`) work too.
+ * full resource name, so tuned models (`tunedModels/my-model`) work too. Streams ask for SSE.
  * @example
- * modelUrl({ base_url: "https://generativelanguage.googleapis.com/" }, "gemini-2.5-flash", true)
+ * modelUrl({ base_url: "https://generativelanguage.googleapis.com/" }, "gemini-2.5-flash", "streamGenerateContent")
  * // "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
  */
-export function modelUrl(options: Pick<GeminiProviderOptions, "base_url" | "api_version">, model: string, stream: boolean): string {
+export function modelUrl(options: Pick<GeminiProviderOptions, "base_url" | "api_version">, model: string, method: ModelMethod): string {
   const base = (options.base_url ?? DEFAULT_BASE_URL).replace(/\/+$/, "");
   const name = model.includes("/") ? model : `models/${model}`;
   const path = name.split("/").map(encodeURIComponent).join("/");
-  const method = stream ? "streamGenerateContent?alt=sse" : "generateContent";
-  return `${base}/${options.api_version ?? DEFAULT_API_VERSION}/${path}:${method}`;
+  const query = method === "streamGenerateContent" ? "?alt=sse" : "";
+  return `${base}/${options.api_version ?? DEFAULT_API_VERSION}/${path}:${method}${query}`;
 }
 
 /**
@@ -79,6 +97,22 @@ export function buildHeaders(options: GeminiProviderOptions, accept: string): Re
   return headers;
 }
 
+/**
+ * Runs `task` `count` times at once, each with a signal that fires when the call's does or when
+ * another run fails: one failure fails them all, and the runs still out are abandoned, not paid for.
+ */
+async function inParallel<T>(count: number, signal: AbortSignal, task: (signal: AbortSignal) => Promise<T>): Promise<T[]> {
+  if (count === 1) return [await task(signal)];
+  const failed = new AbortController();
+  const shared = AbortSignal.any([signal, failed.signal]);
+  const run = () =>
+    task(shared).catch((error: unknown) => {
+      failed.abort();
+      throw error;
+    });
+  return Promise.all(Array.from({ length: count }, run));
+}
+
 function setup(options: GeminiProviderOptions, ctx: PluginContext): Provider {
   const secret = options.api_key || undefined;
   const jsonHeaders = buildHeaders(options, "application/json");
@@ -87,11 +121,40 @@ function setup(options: GeminiProviderOptions, ctx: PluginContext): Provider {
   /** Sends the request; any reply that is not a success is thrown as the mapped error. */
   function send(request: ChatRequest, call: ProviderCall, stream: boolean): Promise<HttpResponse> {
     return postUpstream(ctx, call, {
-      url: modelUrl(options, call.model, stream),
+      url: modelUrl(options, call.model, stream ? "streamGenerateContent" : "generateContent"),
       headers: stream ? streamHeaders : jsonHeaders,
       body: toGeminiRequest(request, { model: call.model, safetySettings: options.safety_settings }),
       toError: (reply) => toProviderError(ctx.name, reply, secret),
     });
+  }
+
+  /** One JSON call of a model method, its 200 reply parsed; error replies thrown as mapped. */
+  async function callJson(method: ModelMethod, body: unknown, call: ProviderCall): Promise<unknown> {
+    const res = await postUpstream(ctx, call, {
+      url: modelUrl(options, call.model, method),
+      headers: jsonHeaders,
+      body,
+      toError: (reply) => toProviderError(ctx.name, reply, secret),
+    });
+    return parseUpstreamJson(await readUpstreamText(ctx, call, res), ctx.name);
+  }
+
+  /**
+   * Imagen makes `n` images in one `:predict`. Gemini image models refuse `candidateCount` above
+   * 1, so `n` images are `n` parallel `generateContent` calls of one image each.
+   */
+  async function generateImages(request: ImageGenerationRequest, call: ProviderCall) {
+    const target = { provider: ctx.name, model: call.model };
+    if (imageFamily(call.model) === "imagen") {
+      const reply = await callJson("predict", toImagenRequest(request, target), call);
+      return toImagesResponse([readImagenImages(reply, ctx.name)], ctx.name);
+    }
+    const body = toGeminiImageRequest(request, { ...target, safetySettings: options.safety_settings });
+    const replies = await inParallel(imageCount(request), call.signal, (signal) => callJson("generateContent", body, { ...call, signal }));
+    return toImagesResponse(
+      replies.map((reply) => readGeminiImages(reply, ctx.name)),
+      ctx.name,
+    );
   }
 
   return {
@@ -106,6 +169,9 @@ function setup(options: GeminiProviderOptions, ctx: PluginContext): Provider {
       const res = await send(request, call, true);
       return readGeminiStream(res.body, { provider: ctx.name, model: call.model, timeoutMs: call.timeoutMs, secret });
     },
+
+    imageOptions: geminiImageOptions,
+    images: generateImages,
   };
 }
 

@@ -14,8 +14,8 @@ export interface ReplyContext {
   model: string;
 }
 
-/** Gemini's reasons for stopping because of its filters. */
-const CONTENT_FILTER_REASONS: ReadonlySet<string> = new Set([
+/** Gemini's reasons for stopping because of its filters: `content_filter` in chat, a blocked prompt for images. */
+export const CONTENT_FILTER_REASONS: ReadonlySet<string> = new Set([
   "SAFETY",
   "RECITATION",
   "BLOCKLIST",
@@ -30,7 +30,8 @@ const CONTENT_FILTER_REASONS: ReadonlySet<string> = new Set([
 const ERROR_REASONS: ReadonlySet<string> = new Set(["MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL"]);
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
-const count = (value: unknown): number => (typeof value === "number" && Number.isFinite(value) && value >= 0 ? Math.floor(value) : 0);
+/** A token count as reported, or 0 when it is missing or not a count. */
+export const tokenCount = (value: unknown): number => (typeof value === "number" && Number.isFinite(value) && value >= 0 ? Math.floor(value) : 0);
 
 /**
  * Maps a candidate's `finishReason`; the original is always kept in `native_finish_reason`.
@@ -52,11 +53,11 @@ export function mapFinishReason(reason: string | undefined, hasToolCalls: boolea
  */
 export function mapUsage(metadata: GeminiUsageMetadata | undefined): Usage {
   const meta = metadata ?? {};
-  const prompt = count(meta.promptTokenCount) + count(meta.toolUsePromptTokenCount);
-  const completion = count(meta.candidatesTokenCount) + count(meta.thoughtsTokenCount);
-  const usage: Usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: count(meta.totalTokenCount) || prompt + completion };
-  if (meta.cachedContentTokenCount != null) usage.prompt_tokens_details = { cached_tokens: count(meta.cachedContentTokenCount) };
-  if (meta.thoughtsTokenCount != null) usage.completion_tokens_details = { reasoning_tokens: count(meta.thoughtsTokenCount) };
+  const prompt = tokenCount(meta.promptTokenCount) + tokenCount(meta.toolUsePromptTokenCount);
+  const completion = tokenCount(meta.candidatesTokenCount) + tokenCount(meta.thoughtsTokenCount);
+  const usage: Usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: tokenCount(meta.totalTokenCount) || prompt + completion };
+  if (meta.cachedContentTokenCount != null) usage.prompt_tokens_details = { cached_tokens: tokenCount(meta.cachedContentTokenCount) };
+  if (meta.thoughtsTokenCount != null) usage.completion_tokens_details = { reasoning_tokens: tokenCount(meta.thoughtsTokenCount) };
   return usage;
 }
 

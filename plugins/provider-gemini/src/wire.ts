@@ -84,6 +84,10 @@ export interface GeminiGenerationConfig {
   responseMimeType?: string;
   responseJsonSchema?: JsonObject;
   thinkingConfig?: GeminiThinkingConfig;
+  /** `Modality` values: `["IMAGE"]` for an image-only reply, `["TEXT", "IMAGE"]` where a model needs both. */
+  responseModalities?: string[];
+  /** `ImageConfig`; the Gemini API takes only `aspectRatio` and `imageSize` here (the SDK refuses the rest outside Vertex). */
+  imageConfig?: { aspectRatio?: string; imageSize?: string };
 }
 
 /** `SafetySetting`, passed through from the `safety_settings` option. */
@@ -112,9 +116,16 @@ export interface GeminiCandidate {
   safetyRatings?: JsonObject[];
 }
 
+/** `ModalityTokenCount`: `modality` is `TEXT`, `IMAGE`, `AUDIO`… */
+export interface GeminiModalityTokenCount {
+  modality?: string;
+  tokenCount?: number;
+}
+
 /** `GenerateContentResponseUsageMetadata`. */
 export interface GeminiUsageMetadata {
   promptTokenCount?: number;
+  promptTokensDetails?: GeminiModalityTokenCount[];
   candidatesTokenCount?: number;
   thoughtsTokenCount?: number;
   toolUsePromptTokenCount?: number;
@@ -130,6 +141,40 @@ export interface GeminiResponse {
   modelVersion?: string;
   responseId?: string;
   createTime?: string;
+}
+
+/**
+ * The body of an Imagen `models/{model}:predict` call. Not in the SDK's types: its
+ * `generateImages` converter (`generateImagesParametersToVertex`, and `…ToMldev` in earlier
+ * releases) writes `prompt` to `instances[0].prompt`, `numberOfImages` to `parameters.sampleCount`,
+ * `aspectRatio` as is, `outputMimeType` / `outputCompressionQuality` to `parameters.outputOptions`.
+ */
+export interface ImagenRequest {
+  instances: Array<{ prompt: string }>;
+  parameters: {
+    sampleCount: number;
+    aspectRatio?: string;
+    /** Ask for the reason of every image the filters remove, so an empty reply is never silent. */
+    includeRaiReason?: boolean;
+    outputOptions?: { mimeType?: string; compressionQuality?: number };
+  };
+}
+
+/**
+ * One entry of a `:predict` reply (`generatedImageFromVertex` / `imageFromVertex` in the SDK):
+ * an image (`bytesBase64Encoded` + `mimeType`), or, for one the filters removed,
+ * `raiFilteredReason`. `prompt` is the rewritten prompt when Imagen enhanced it.
+ */
+export interface ImagenPrediction {
+  bytesBase64Encoded?: string;
+  mimeType?: string;
+  raiFilteredReason?: string;
+  prompt?: string;
+}
+
+/** The reply of `:predict`. */
+export interface ImagenResponse {
+  predictions?: ImagenPrediction[];
 }
 
 /** Google's error body (`google.rpc.Status` in JSON). */

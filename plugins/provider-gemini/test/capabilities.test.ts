@@ -16,7 +16,7 @@ describe("geminiCapabilities", () => {
     expect(geminiCapabilities(model)).toEqual({ ...CHAT, ...OFF, reasoning_effort: false });
   });
 
-  it.each(["gemini-2.5-flash-image", "gemini-2.0-flash-preview-image-generation", "imagen-4.0-generate-001"])("%s: images, no chat", (model) => {
+  it.each(["gemini-2.5-flash-image", "gemini-2.0-flash-preview-image-generation", "gemini-3-pro-image-preview", "imagen-4.0-generate-001", "imagen-3.0-generate-002", "nano-banana-pro-preview"])("%s: images, no chat", (model) => {
     expect(geminiCapabilities(model)).toEqual({ chat: false, streaming: false, images: true });
   });
 

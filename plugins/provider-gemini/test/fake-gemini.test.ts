@@ -2,9 +2,16 @@
  * The fake upstream, read back through the official `@google/genai` SDK: if the SDK parses its
  * replies and errors, the fake speaks Gemini's wire format, and the tests that rely on it mean something.
  */
-import { ApiError, FinishReason, GoogleGenAI } from "@google/genai";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { geminiRequestReader, startFakeGemini, type FakeGemini } from "../../../test/fixtures/fake-gemini.ts";
+import { ApiError, BlockedReason, FinishReason, GoogleGenAI, Modality } from "@google/genai";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import {
+  FAKE_GEMINI_JPEG_BASE64,
+  FAKE_GEMINI_PNG_BASE64,
+  FAKE_IMAGE_TOKENS,
+  geminiRequestReader,
+  startFakeGemini,
+  type FakeGemini,
+} from "../../../test/fixtures/fake-gemini.ts";
 
 let fake: FakeGemini;
 let ai: GoogleGenAI;
@@ -82,5 +89,72 @@ describe("fake Gemini upstream, through the official SDK", () => {
     controller.abort();
     expect(await pending).toBe("aborted");
     expect((await fake.finished(0)).aborted).toBe(true);
+  });
+});
+
+describe("fake Gemini upstream: images, through the official SDK", () => {
+  it("answers an IMAGE generateContent with one inlineData PNG and image token usage", async () => {
+    const response = await ai.models.generateContent({
+      model: "gemini-2.5-flash-image",
+      contents: "a lighthouse",
+      config: { responseModalities: [Modality.IMAGE], imageConfig: { aspectRatio: "16:9" } },
+    });
+    expect(response.data).toBe(FAKE_GEMINI_PNG_BASE64);
+    expect(response.candidates?.[0]?.content?.parts).toEqual([{ inlineData: { mimeType: "image/png", data: FAKE_GEMINI_PNG_BASE64 } }]);
+    expect(response.usageMetadata).toMatchObject({ candidatesTokenCount: FAKE_IMAGE_TOKENS, candidatesTokensDetails: [{ modality: "IMAGE", tokenCount: FAKE_IMAGE_TOKENS }] });
+    // What the SDK wrote is what the plugin writes.
+    expect(fake.requests[0]!.body).toEqual({
+      contents: [{ role: "user", parts: [{ text: "a lighthouse" }] }],
+      generationConfig: { responseModalities: ["IMAGE"], imageConfig: { aspectRatio: "16:9" } },
+    });
+  });
+
+  it("adds a text part when TEXT is asked for too, refuses several candidates, and scripts blocks", async () => {
+    const both = await ai.models.generateContent({ model: "gemini-2.0-flash-preview-image-generation", contents: "x", config: { responseModalities: [Modality.TEXT, Modality.IMAGE] } });
+    expect(both.text).toBe("Here is your image.");
+    expect(both.data).toBe(FAKE_GEMINI_PNG_BASE64);
+
+    const many = await ai.models.generateContent({ model: "gemini-2.5-flash-image", contents: "x", config: { responseModalities: [Modality.IMAGE], candidateCount: 2 } }).catch((e: unknown) => e);
+    expect(many).toBeInstanceOf(ApiError);
+    expect((many as ApiError).message).toContain("Multiple candidates is not enabled for models/gemini-2.5-flash-image");
+
+    fake.next({ blocked: BlockedReason.SAFETY }, { noImage: { finishReason: FinishReason.IMAGE_SAFETY } });
+    const blocked = await ai.models.generateContent({ model: "gemini-2.5-flash-image", contents: "x", config: { responseModalities: [Modality.IMAGE] } });
+    expect(blocked.promptFeedback?.blockReason).toBe(BlockedReason.SAFETY);
+    expect(blocked.candidates).toBeUndefined();
+    const unsafe = await ai.models.generateContent({ model: "gemini-2.5-flash-image", contents: "x", config: { responseModalities: [Modality.IMAGE] } });
+    expect(unsafe.candidates?.[0]?.finishReason).toBe(FinishReason.IMAGE_SAFETY);
+    expect(unsafe.data).toBeUndefined();
+  });
+
+  // The SDK's generateImages speaks `:predict` only in Vertex mode; with an API key, no project and a
+  // `models/` name, it posts to the same path as the Gemini API, with the same body and reply fields.
+  it("answers Imagen's :predict as the SDK's generateImages reads it", async () => {
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => undefined);
+    const imagen = new GoogleGenAI({ vertexai: true, apiKey: fake.apiKey, httpOptions: { baseUrl: fake.url, apiVersion: "v1beta" } });
+    const response = await imagen.models.generateImages({
+      model: "models/imagen-4.0-generate-001",
+      prompt: "a fox",
+      config: { numberOfImages: 2, aspectRatio: "16:9", outputMimeType: "image/jpeg", outputCompressionQuality: 80, includeRaiReason: true },
+    });
+    warn.mockRestore();
+    expect(response.generatedImages?.map((image) => image.image)).toEqual([
+      { imageBytes: FAKE_GEMINI_JPEG_BASE64, mimeType: "image/jpeg" },
+      { imageBytes: FAKE_GEMINI_JPEG_BASE64, mimeType: "image/jpeg" },
+    ]);
+    const [request] = fake.requests;
+    expect(request!.path).toBe("/v1beta/models/imagen-4.0-generate-001:predict");
+    expect(request!.headers["x-goog-api-key"]).toBe(fake.apiKey);
+    expect(request!.body).toEqual({
+      instances: [{ prompt: "a fox" }],
+      parameters: { sampleCount: 2, aspectRatio: "16:9", includeRaiReason: true, outputOptions: { mimeType: "image/jpeg", compressionQuality: 80 } },
+    });
+
+    fake.next({ blocked: "Unable to show generated images. All images were filtered out." });
+    const filtered = await imagen.models.generateImages({ model: "models/imagen-4.0-generate-001", prompt: "x", config: { includeRaiReason: true } });
+    // The shape googleapis/js-genai#321 shows for a real filtered reply: an empty image beside the reason.
+    expect(filtered.generatedImages).toEqual([{ image: {}, safetyAttributes: {}, raiFilteredReason: "Unable to show generated images. All images were filtered out." }]);
+    const refused = await imagen.models.generateImages({ model: "models/imagen-4.0-generate-001", prompt: "x", config: { aspectRatio: "3:2" } }).catch((e: unknown) => e);
+    expect((refused as ApiError).status).toBe(400);
   });
 });

@@ -42,6 +42,18 @@ export function indexEntry(orderKey: string, id: string): string {
   return `${orderKey} ${id}`;
 }
 
+// 15 digits, 10 base-36 digits, the 4-character base64url process tag, a space, a non-empty id.
+const ENTRY_SHAPE = new RegExp(`^\\d{${TIME_DIGITS}}[0-9a-z]{${SEQ_DIGITS}}[\\w-]{4} [^]`);
+
+/**
+ * True when `text` has the shape of an index entry. A line cut short while it was written (a
+ * crash mid-append, a read racing an append) fails this, or keeps the shape with a shortened id,
+ * which no record confirms.
+ */
+export function isIndexEntry(text: string): boolean {
+  return ENTRY_SHAPE.test(text);
+}
+
 /** Splits an index entry back into its order key and id. */
 export function parseEntry(entry: string): { orderKey: string; id: string } {
   return { orderKey: entry.slice(0, ORDER_KEY_LENGTH), id: entry.slice(ORDER_KEY_LENGTH + 1) };

@@ -80,10 +80,14 @@ export function createKvStorage({ driver, prefix, ttlMs, logger }: KvStorageOpti
       guarded("saveCompletion", async () => {
         const id = entry.completion.id;
         const orderKey = nextOrderKey(entry.createdAt);
+        const names = indexesOf(kvIndexNames, entry.model, entry.metadata);
         // Record first, then index entries: a list that meets an entry always finds its record
-        // (an entry without one is taken for stale and removed).
-        await recordLocks.run(id, () => store.set(recordKey(id), encodeRecord({ v: 1, orderKey, entry })));
-        await addToIndexes(indexesOf(kvIndexNames, entry.model, entry.metadata), indexEntry(orderKey, id));
+        // (an entry without one is taken for stale and removed). Meanwhile the indexes get ready
+        // (files opened, a new index's file created), which adds no entry.
+        const written = recordLocks.run(id, () => store.set(recordKey(id), encodeRecord({ v: 1, orderKey, entry })));
+        later("preparing indexes", () => Promise.all(names.map((name) => indexes.prepare(name))).then(() => undefined));
+        await written;
+        await addToIndexes(names, indexEntry(orderKey, id));
       }),
 
     getCompletion: (id) => guarded("getCompletion", async () => (await readRecord(id))?.entry),

@@ -12,11 +12,31 @@ export interface KvStore {
   /** One value per key, in order; drivers with a batch read (`getItems`) use it. */
   getMany(keys: string[]): Promise<(string | undefined)[]>;
   set(key: string, value: string): Promise<void>;
+  /**
+   * Adds `text` at the end of the value (creating it when absent). Not atomic: a crash can leave
+   * part of `text`, which is why index lines start with "\n" (see `segment-text.ts`). On fs an
+   * `fs.appendFile`; on other drivers a read, a concatenation and a write.
+   */
+  append(key: string, text: string): Promise<void>;
+  /**
+   * A hint that `append(key)` comes soon: fs opens (or creates, empty) the file meanwhile; `isNew`
+   * says the key's index was never written, so on fs its folder is made first, not after a failed open.
+   */
+  prepareAppend(key: string, isNew: boolean): void;
   remove(key: string): Promise<void>;
   dispose(): Promise<void>;
 }
 
 const asText = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined);
+
+/** A driver that can append to a value in place, as `atomicFsDriver` can. */
+export interface AppendingDriver extends Driver {
+  appendItem(key: string, text: string): Promise<void>;
+  /** Opens (or creates, empty) the file of `key` for a coming `appendItem`; `isNew`: its folder likely does not exist yet. */
+  prepareAppend(key: string, isNew: boolean): void;
+}
+
+const canAppend = (driver: Driver): driver is AppendingDriver => typeof (driver as Partial<AppendingDriver>).appendItem === "function";
 
 /**
  * A `KvStore` on an unstorage driver, every key under `prefix` (each `:`-separated part made a
@@ -41,6 +61,14 @@ export function driverStore(driver: Driver, prefix: string): KvStore {
     async set(key, value) {
       if (!driver.setItem) throw new Error(`driver ${driver.name ?? "?"} is read-only`);
       await driver.setItem(full(key), value, {});
+    },
+    async append(key, text) {
+      if (canAppend(driver)) return driver.appendItem(full(key), text);
+      if (!driver.setItem) throw new Error(`driver ${driver.name ?? "?"} is read-only`);
+      await driver.setItem(full(key), (asText(await driver.getItem(full(key))) ?? "") + text, {});
+    },
+    prepareAppend(key, isNew) {
+      if (canAppend(driver)) driver.prepareAppend(full(key), isNew);
     },
     async remove(key) {
       await driver.removeItem?.(full(key), {});

@@ -2,27 +2,49 @@
  * Ordered id indexes on a plain key-value store (memory, fs), for lists that never scan.
  *
  * An index is a sorted list of entries (`<order key> <id>`) cut into segments of at most
- * `SEGMENT_SIZE`, each stored under its own key (`i:<name>:<n>`), plus a directory
- * (`i:<name>:dir`) listing the segments in order with the first entry each one may hold. Finding
- * a cursor is a binary search in the directory and then in one segment; a page reads one or two
- * segments. Appending rewrites the tail segment only.
+ * `SEGMENT_SIZE`, each stored under its own key (`i:<name>:<n>`) as lines (`segment-text.ts`),
+ * plus a directory (`i:<name>:dir`) listing the segments in order with the lowest entry each one
+ * may hold. Finding a cursor is a binary search in the directory; a page reads one or two segments
+ * and sorts each. Within a segment order does not matter, so an insert that fits is one append;
+ * an index of a single segment 0 has no directory file at all until it grows a second segment.
+ *
+ * An insert needs the directory and the tail segment's entry count; both are kept in a bounded
+ * write-through cache, changed only after the write it describes succeeded (and dropped when one
+ * fails), so a save with every index cached writes one line per index and reads nothing. The
+ * cache is only read and written under the index's mutex, like every write to the index.
  *
  * Segments are replaced copy-on-write whenever entries move between them (a split, a drop): the
- * new segments are written, then the directory, then the old segment is removed. A reader holding
- * an older directory either reads the old segment whole or finds it gone and looks again; it never
- * sees entries missing. In-place rewrites only add entries or take out dead ones (deleted,
- * expired), which a reader would have skipped anyway.
+ * new segments are written whole (temporary file and rename on fs), then the directory, then the
+ * old segment is removed. A reader holding an older directory either reads the old segment whole
+ * or finds it gone and looks again; it never sees entries missing. In-place changes only add
+ * entries (appends) or take out dead ones (deleted, expired), which a reader would have skipped.
  */
 import type { KvStore } from "./kv-store.ts";
+import { LruMap } from "./lru-map.ts";
 import { KeyedMutex } from "./mutex.ts";
+import { encodeSegment, entryLine, parseSegment } from "./segment-text.ts";
 
 export const SEGMENT_SIZE = 512;
+/** Indexes whose directory and tail count are cached; the rest are read on their next insert. */
+export const CACHED_INDEXES = 10_000;
 
 /** `segs[i]` is `[segment number, lowest entry it may hold]`; `next` numbers new segments. */
 export interface Directory {
   next: number;
   segs: Array<[number, string]>;
 }
+
+/** What an insert needs to know about an index: as on disk, once the last write succeeded. */
+interface IndexState {
+  dir: Directory;
+  /** Whether `dir` is on disk; a lone segment 0 has none (`loneSegment`). */
+  stored: boolean;
+  /** Distinct entries in the tail segment when last read, plus lines appended since. */
+  tail: number;
+}
+
+/** The directory of an index that has a segment 0 and no directory file. */
+const loneSegment = (): Directory => ({ next: 1, segs: [[0, ""]] });
 
 /** The last segment whose range starts at or below `entry` (the first one when none does). */
 function locate(dir: Directory, entry: string): number {
@@ -48,12 +70,11 @@ function lowerBound(list: string[], entry: string): number {
   return lo;
 }
 
-const parseList = (text: string | undefined): string[] | undefined => (text === undefined ? undefined : (JSON.parse(text) as string[]));
-
 /** The indexes of one storage: insert and remove entries, and walk them in either order. */
 export class SegmentedIndexes {
   readonly #store: KvStore;
   readonly #mutex = new KeyedMutex();
+  readonly #cache = new LruMap<string, IndexState>(CACHED_INDEXES);
 
   constructor(store: KvStore) {
     this.#store = store;
@@ -62,86 +83,129 @@ export class SegmentedIndexes {
   /** The directory of an index, or `undefined` when nothing was ever added to it. */
   async directory(name: string): Promise<Directory | undefined> {
     const text = await this.#store.get(`i:${name}:dir`);
-    return text === undefined ? undefined : (JSON.parse(text) as Directory);
+    if (text !== undefined) return JSON.parse(text) as Directory;
+    if ((await this.#store.get(this.#segmentKey(name, 0))) !== undefined) return loneSegment();
+    // Segment 0 may have just been split: the new directory is written before it is removed.
+    const again = await this.#store.get(`i:${name}:dir`);
+    return again === undefined ? undefined : (JSON.parse(again) as Directory);
   }
 
   /**
-   * Adds `entry` in order (a no-op when present). With a TTL `cutoff`, entries below it that this
-   * insert comes across are dropped on the way and returned, so the caller can purge their records.
+   * Gets an index ready for an insert without adding anything: reads the directory and tail count
+   * when they are not cached, and opens the segment a new newest entry would be appended to
+   * (creating it, empty, for a new index). Safe to run while the entry's record is being written.
+   */
+  prepare(name: string): Promise<void> {
+    return this.#mutex.run(name, async () => {
+      let state = this.#cache.get(name);
+      if (!state) this.#cache.set(name, (state = await this.#readState(name)));
+      const { dir } = state;
+      if (dir.segs.length === 0) this.#store.prepareAppend(this.#segmentKey(name, dir.next), !state.stored);
+      else if (state.tail < SEGMENT_SIZE) this.#store.prepareAppend(this.#segmentKey(name, dir.segs.at(-1)![0]), false);
+    });
+  }
+
+  /**
+   * Adds `entry` (a no-op when the segment it goes to was read and holds it already). With a TTL
+   * `cutoff`, entries below it that this insert comes across are dropped on the way and returned,
+   * so the caller can purge their records. Resolves once the entry is written.
    */
   insert(name: string, entry: string, cutoff?: string): Promise<string[]> {
-    return this.#mutex.run(name, async () => {
-      const dir = (await this.directory(name)) ?? { next: 0, segs: [] };
-      const dropped = cutoff === undefined ? [] : await this.#dropExpiredSegments(name, dir, cutoff);
-      if (dir.segs.length === 0) {
-        await this.#writeSegment(name, dir.next, [entry]);
-        await this.#writeDirectory(name, { next: dir.next + 1, segs: [[dir.next, entry]] });
-        return dropped;
-      }
-      const at = locate(dir, entry);
-      const [number, first] = dir.segs[at]!;
-      let segment = parseList(await this.#store.get(`i:${name}:${number}`)) ?? [];
-      let trimmed = false;
-      if (at === 0 && cutoff !== undefined) {
-        // The head segment is in hand anyway: trim its expired entries for free.
-        const alive = lowerBound(segment, cutoff);
-        dropped.push(...segment.slice(0, alive));
-        segment = segment.slice(alive);
-        trimmed = alive > 0;
-      }
-      const position = lowerBound(segment, entry);
-      if (segment[position] === entry) {
-        if (trimmed) await this.#writeSegment(name, number, segment);
-        return dropped;
-      }
-      const isAppend = position === segment.length && at === dir.segs.length - 1;
-      if (segment.length < SEGMENT_SIZE) {
-        segment.splice(position, 0, entry);
-        await this.#writeSegment(name, number, segment);
-      } else if (isAppend) {
-        // The usual case, a new newest entry: start a new tail, keep the full one as it is.
-        await this.#writeSegment(name, dir.next, [entry]);
-        dir.segs.push([dir.next, entry]);
-        dir.next += 1;
-        await this.#writeDirectory(name, dir);
-      } else {
-        segment.splice(position, 0, entry);
-        const half = segment.length >> 1;
-        const [left, right] = [dir.next, dir.next + 1];
-        await this.#writeSegment(name, left, segment.slice(0, half));
-        await this.#writeSegment(name, right, segment.slice(half));
-        dir.segs.splice(at, 1, [left, first], [right, segment[half]!]);
-        dir.next += 2;
-        await this.#writeDirectory(name, dir);
-        await this.#store.remove(`i:${name}:${number}`);
-      }
+    return this.#withState(name, async (state) => {
+      const dropped = cutoff === undefined ? [] : await this.#dropExpiredSegments(name, state, cutoff);
+      await this.#insert(name, state, entry, cutoff, dropped);
       return dropped;
     });
   }
 
+  async #insert(name: string, state: IndexState, entry: string, cutoff: string | undefined, dropped: string[]): Promise<void> {
+    const { dir } = state;
+    if (dir.segs.length === 0) {
+      // A new index: segment 0 alone, and no directory until a second segment is needed.
+      await this.#store.append(this.#segmentKey(name, dir.next), entryLine(entry));
+      dir.segs.push([dir.next, ""]);
+      dir.next += 1;
+      if (state.stored) await this.#writeDirectory(name, state);
+      state.tail = 1;
+      return;
+    }
+    const at = locate(dir, entry);
+    const isTail = at === dir.segs.length - 1;
+    const [number, first] = dir.segs[at]!;
+    if (isTail && state.tail < SEGMENT_SIZE) {
+      // The usual case: a new newest entry, and room for it. Nothing to read.
+      await this.#store.append(this.#segmentKey(name, number), entryLine(entry));
+      state.tail += 1;
+      return;
+    }
+    let segment = parseSegment(await this.#store.get(this.#segmentKey(name, number))) ?? [];
+    let trimmed = false;
+    if (at === 0 && cutoff !== undefined) {
+      // The head segment is in hand anyway: trim its expired entries for free.
+      const alive = lowerBound(segment, cutoff);
+      dropped.push(...segment.slice(0, alive));
+      segment = segment.slice(alive);
+      trimmed = alive > 0;
+    }
+    const position = lowerBound(segment, entry);
+    const present = segment[position] === entry;
+    if (present || segment.length < SEGMENT_SIZE) {
+      if (!present) segment.splice(position, 0, entry);
+      if (trimmed) await this.#writeSegment(name, number, segment);
+      else if (!present) await this.#store.append(this.#segmentKey(name, number), entryLine(entry));
+      if (isTail) state.tail = segment.length;
+    } else if (isTail && position === segment.length) {
+      // A full tail and a newer entry: start a new tail, keep the full one as it is. Its range
+      // starts just above the old tail's last entry (the lowest string above it), so a save that
+      // started earlier and finishes later still lands in the new tail, not in a split.
+      await this.#writeSegment(name, dir.next, [entry]);
+      dir.segs.push([dir.next, `${segment.at(-1)!}\u0000`]);
+      dir.next += 1;
+      await this.#writeDirectory(name, state);
+      state.tail = 1;
+    } else {
+      segment.splice(position, 0, entry);
+      const half = segment.length >> 1;
+      const [left, right] = [dir.next, dir.next + 1];
+      await this.#writeSegment(name, left, segment.slice(0, half));
+      await this.#writeSegment(name, right, segment.slice(half));
+      dir.segs.splice(at, 1, [left, first], [right, segment[half]!]);
+      dir.next += 2;
+      await this.#writeDirectory(name, state);
+      await this.#store.remove(this.#segmentKey(name, number));
+      if (isTail) state.tail = segment.length - half;
+    }
+  }
+
   /** Removes entries (stale ones, found by a list); a segment left empty leaves the directory. */
   remove(name: string, entries: string[]): Promise<void> {
-    return this.#mutex.run(name, async () => {
-      const dir = await this.directory(name);
-      if (!dir) return;
+    return this.#withState(name, async (state) => {
+      const { dir } = state;
+      if (dir.segs.length === 0) return;
       const bySegment = new Map<number, string[]>();
       for (const entry of entries) {
         const at = locate(dir, entry);
         bySegment.set(at, [...(bySegment.get(at) ?? []), entry]);
       }
       const emptied: number[] = [];
+      const tail = dir.segs.at(-1)![0];
       for (const [at, gone] of bySegment) {
         const number = dir.segs[at]![0];
-        const segment = parseList(await this.#store.get(`i:${name}:${number}`)) ?? [];
+        // Exact strings only: a reader that met a line cut short asks to remove that, never the
+        // whole entry, which compares unequal to it.
+        const segment = parseSegment(await this.#store.get(this.#segmentKey(name, number))) ?? [];
         const kept = segment.filter((entry) => !gone.includes(entry));
         if (kept.length === segment.length) continue;
-        if (kept.length === 0 && dir.segs.length > 1) emptied.push(number);
+        // The tail's count (or the new tail's, when it empties) is known again once the next
+        // insert reads it: counting it as full makes that insert read it.
+        if (number === tail) state.tail = SEGMENT_SIZE;
+        if (kept.length === 0 && dir.segs.length - emptied.length > 1) emptied.push(number);
         else await this.#writeSegment(name, number, kept);
       }
       if (emptied.length === 0) return;
       dir.segs = dir.segs.filter(([number]) => !emptied.includes(number));
-      await this.#writeDirectory(name, dir);
-      await Promise.all(emptied.map((number) => this.#store.remove(`i:${name}:${number}`)));
+      await this.#writeDirectory(name, state);
+      await Promise.all(emptied.map((number) => this.#store.remove(this.#segmentKey(name, number))));
     });
   }
 
@@ -161,7 +225,7 @@ export class SegmentedIndexes {
 
     const loadSegment = async (): Promise<void> => {
       if (at < 0 || at >= current.segs.length) return void (done = true);
-      const segment = parseList(await this.#store.get(`i:${name}:${current.segs[at]![0]}`));
+      const segment = parseSegment(await this.#store.get(this.#segmentKey(name, current.segs[at]![0])));
       if (segment === undefined) {
         // Replaced by a split or dropped since our directory was read: read it again, resume.
         if (++retries > 5) throw new Error(`index ${name} keeps changing under a reader`);
@@ -195,25 +259,65 @@ export class SegmentedIndexes {
   }
 
   /** Drops whole head segments that lie entirely below `cutoff` (a few per call); returns their entries. */
-  async #dropExpiredSegments(name: string, dir: Directory, cutoff: string): Promise<string[]> {
+  async #dropExpiredSegments(name: string, state: IndexState, cutoff: string): Promise<string[]> {
+    const { dir } = state;
     const dropped: string[] = [];
     const gone: number[] = [];
     while (gone.length < 4 && dir.segs.length > 1 && dir.segs[1]![1] <= cutoff) {
       const [number] = dir.segs.shift()!;
-      dropped.push(...(parseList(await this.#store.get(`i:${name}:${number}`)) ?? []));
+      dropped.push(...(parseSegment(await this.#store.get(this.#segmentKey(name, number))) ?? []));
       gone.push(number);
     }
     if (gone.length === 0) return dropped;
-    await this.#writeDirectory(name, dir);
-    await Promise.all(gone.map((number) => this.#store.remove(`i:${name}:${number}`)));
+    await this.#writeDirectory(name, state);
+    await Promise.all(gone.map((number) => this.#store.remove(this.#segmentKey(name, number))));
     return dropped;
   }
 
-  #writeSegment(name: string, number: number, entries: string[]): Promise<void> {
-    return this.#store.set(`i:${name}:${number}`, JSON.stringify(entries));
+  /**
+   * Runs `task` under the index's mutex on a copy of its state (cached, or read from the store),
+   * and caches the copy once `task` succeeded. A failed write may or may not have reached the
+   * store, so a failure drops the cached state and the next call reads it again.
+   */
+  #withState<T>(name: string, task: (state: IndexState) => Promise<T>): Promise<T> {
+    return this.#mutex.run(name, async () => {
+      try {
+        const cached = this.#cache.get(name);
+        const state = cached ? { ...cached, dir: { next: cached.dir.next, segs: [...cached.dir.segs] } } : await this.#readState(name);
+        const result = await task(state);
+        this.#cache.set(name, state);
+        return result;
+      } catch (error) {
+        this.#cache.delete(name);
+        throw error;
+      }
+    });
   }
 
-  #writeDirectory(name: string, dir: Directory): Promise<void> {
-    return this.#store.set(`i:${name}:dir`, JSON.stringify(dir));
+  async #readState(name: string): Promise<IndexState> {
+    // Segment 0 is read along with the directory: for a new or one-segment index it is all there is.
+    const [dirText, headText] = await Promise.all([this.#store.get(`i:${name}:dir`), this.#store.get(this.#segmentKey(name, 0))]);
+    if (dirText === undefined) {
+      const head = parseSegment(headText);
+      return head === undefined ? { dir: { next: 0, segs: [] }, stored: false, tail: 0 } : { dir: loneSegment(), stored: false, tail: head.length };
+    }
+    const dir = JSON.parse(dirText) as Directory;
+    const tail = dir.segs.at(-1)?.[0];
+    const tailText = tail === 0 ? headText : tail === undefined ? undefined : await this.#store.get(this.#segmentKey(name, tail));
+    return { dir, stored: true, tail: parseSegment(tailText)?.length ?? 0 };
+  }
+
+  #segmentKey(name: string, number: number): string {
+    return `i:${name}:${number}`;
+  }
+
+  /** Replaces a whole segment (atomically on fs): `entries` sorted, as lines. */
+  #writeSegment(name: string, number: number, entries: string[]): Promise<void> {
+    return this.#store.set(this.#segmentKey(name, number), encodeSegment(entries));
+  }
+
+  async #writeDirectory(name: string, state: IndexState): Promise<void> {
+    await this.#store.set(`i:${name}:dir`, JSON.stringify(state.dir));
+    state.stored = true;
   }
 }

@@ -1,10 +1,13 @@
-import { mkdtempSync, promises as fsp, readdirSync, readFileSync, rmSync } from "node:fs";
+import fs, { appendFileSync, existsSync, mkdtempSync, promises as fsp, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { sampleCompletion, testStorage } from "@modelmux/core/testing";
 import { afterAll, afterEach, describe, expect, test, vi } from "vitest";
 import { atomicFsDriver, createKvStorage } from "../src/index.ts";
 import { countingDriver, fill, listAll, setupStorage, storageContext } from "./helpers.ts";
+import { testKvLayout } from "./kv-layout.ts";
+
+const T0 = Date.UTC(2025, 0, 1);
 
 const dirs: string[] = [];
 /** A fresh, empty directory under the OS temp dir, removed after the file's tests. */
@@ -20,24 +23,30 @@ afterEach(() => vi.restoreAllMocks());
 const filesUnder = (dir: string): string[] => readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => relative(dir, join(e.parentPath, e.name)));
 
 describe("storage-unstorage on fs", () => {
-  test("every file is written to a temporary name in its directory, then renamed over the target", async () => {
+  test("every file is written to a temporary name in its directory, then renamed over the target; index lines are appended", async () => {
     const base = freshDir();
-    const writes = vi.spyOn(fsp, "writeFile");
-    const renames = vi.spyOn(fsp, "rename");
+    const renames = vi.spyOn(fs, "rename");
+    const opens = vi.spyOn(fs, "open");
     const storage = await setupStorage({ driver: "fs", base });
     await storage.saveCompletion(sampleCompletion("chatcmpl-a", { metadata: { k: "v" } }));
     await storage.updateMetadata("chatcmpl-a", { k: "w" });
     await storage.close?.();
     // A write into a directory not yet made is tried again once made: same temporary name.
-    const written = [...new Set(writes.mock.calls.map(([path]) => String(path)))];
-    expect(written.length).toBeGreaterThanOrEqual(6); // record, 3 indexes' segment and directory, update
+    const openedAs = (flag: string) => [...new Set(opens.mock.calls.filter((call) => (call as unknown[])[1] === flag).map(([path]) => String(path)))];
+    const written = openedAs("w");
+    expect(written).toHaveLength(2); // the record, saved then updated
     expect(renames.mock.calls.map(([from]) => String(from)).sort()).toEqual(written.sort());
     for (const [from, to] of renames.mock.calls.map(([a, b]) => [String(a), String(b)] as const)) {
       expect(from).toMatch(/\/\.\d+-\d+\.tmp$/);
       expect(join(from, "..")).toBe(join(to, ".."));
     }
+    // One line into segment 0 of each index: all, the model's, k=v, then k=w.
+    const appended = openedAs("a").map((path) => relative(base, path));
+    expect(appended.sort()).toEqual(["all/0", "m/kit_2falpha/0", "md/k=v/0", "md/k=w/0"].map((path) => join("modelmux", "i", path)));
     expect(filesUnder(base).filter((file) => file.endsWith(".tmp"))).toEqual([]);
     expect(filesUnder(base)).toContain(join("modelmux", "c", "chatcmpl-a"));
+    // An index of one segment has no directory file.
+    expect(filesUnder(base).filter((file) => file.endsWith("dir"))).toEqual([]);
   });
 
   test("a write that dies before its rename leaves the previous file whole and no temporary file", async () => {
@@ -46,15 +55,15 @@ describe("storage-unstorage on fs", () => {
     const first = sampleCompletion("chatcmpl-b", { metadata: { v: "1" } });
     await storage.saveCompletion(first);
     // The crash hits the record's own file, which a save writes before its index files.
-    const rename = fsp.rename.bind(fsp);
+    const rename = fs.rename.bind(fs);
     let crashed = false;
-    vi.spyOn(fsp, "rename").mockImplementation(async (from, to) => {
+    vi.spyOn(fs, "rename").mockImplementation(((from: string, to: string, done: (error: NodeJS.ErrnoException | null) => void) => {
       if (!crashed && String(to).endsWith(join("c", "chatcmpl-b"))) {
         crashed = true;
-        throw Object.assign(new Error("simulated crash"), { code: "EIO" });
+        return done(Object.assign(new Error("simulated crash"), { code: "EIO" }));
       }
-      return rename(from, to);
-    });
+      return rename(from, to, done);
+    }) as typeof fs.rename);
     await expect(storage.saveCompletion(sampleCompletion("chatcmpl-b", { metadata: { v: "2" }, text: "x".repeat(100_000) }))).rejects.toThrow(
       /^\[storage:unstorage\] saveCompletion failed: simulated crash/,
     );
@@ -124,6 +133,96 @@ describe("storage-unstorage on fs", () => {
     await after.close?.();
   });
 
+  test("a restart sees every completion: multi-segment indexes, one-segment indexes without a directory file, new saves after", async () => {
+    const base = freshDir();
+    const before = await setupStorage({ driver: "fs", base });
+    const ids = await fill(before, 1300); // `all` and each model: 2-3 segments; each bucket: 130 entries, one segment
+    await before.close?.();
+    const bucket = join(base, "modelmux", "i", "md", "bucket=3");
+    expect(readdirSync(bucket)).toEqual(["0"]);
+
+    const after = await setupStorage({ driver: "fs", base });
+    expect(await listAll(after)).toEqual(ids);
+    expect(await listAll(after, { order: "desc", limit: 57 })).toEqual([...ids].reverse());
+    expect(await listAll(after, { metadata: { bucket: "3" } })).toEqual(ids.filter((_, i) => i % 10 === 3));
+    expect(await listAll(after, { model: "kit/odd" })).toEqual(ids.filter((_, i) => i % 2 === 1));
+    // Inserts after the restart read the index state from disk first (nothing cached yet).
+    const later = ["later-1", "later-2"];
+    for (const id of later) await after.saveCompletion(sampleCompletion(id, { createdAt: Date.UTC(2030, 0, 1), model: "kit/odd", metadata: { bucket: "3" } }));
+    expect(await listAll(after)).toEqual([...ids, ...later]);
+    expect(await listAll(after, { metadata: { bucket: "3" }, model: "kit/odd" })).toEqual([...ids.filter((_, i) => i % 10 === 3 && i % 2 === 1), ...later]);
+    await after.close?.();
+  }, 60_000);
+
+  test("a torn last line (a crash mid-append) is ignored, and compacting it never drops the whole entry", async () => {
+    const base = freshDir();
+    const before = await setupStorage({ driver: "fs", base });
+    const ids = await fill(before, 40, 10);
+    await before.close?.();
+    const segment = join(base, "modelmux", "i", "all", "0");
+    const lines = readFileSync(segment, "utf8").split("\n").filter(Boolean);
+    const whole = lines.find((line) => line.endsWith(" bulk-00007"))!;
+    // The crash left part of a copy of an existing entry (a shortened id), then garbage.
+    appendFileSync(segment, `\n${whole.slice(0, -2)}\n0000173`);
+
+    const after = await setupStorage({ driver: "fs", base });
+    expect(await listAll(after)).toEqual(ids);
+    await after.saveCompletion(sampleCompletion("after-crash", { createdAt: Date.UTC(2030, 0, 1) }));
+    expect(await listAll(after)).toEqual([...ids, "after-crash"]);
+    await after.close?.(); // waits for the compaction the lists started
+    const text = readFileSync(segment, "utf8");
+    expect(text.split("\n")).not.toContain(whole.slice(0, -2));
+    expect(text.split("\n")).toContain(whole);
+    const again = await setupStorage({ driver: "fs", base });
+    expect(await listAll(again)).toEqual([...ids, "after-crash"]);
+    await again.close?.();
+  });
+
+  test("segments in the earlier format (a JSON array) are read, appended to and compacted", async () => {
+    const base = freshDir();
+    const before = await setupStorage({ driver: "fs", base });
+    const ids = await fill(before, 1100, 50);
+    await before.close?.();
+    // Rewrite the indexes as the earlier version wrote them: every segment a sorted JSON array,
+    // every index with a directory file.
+    const indexRoot = join(base, "modelmux", "i");
+    for (const file of filesUnder(indexRoot)) {
+      const path = join(indexRoot, file);
+      if (file.endsWith("dir")) continue;
+      const entries = readFileSync(path, "utf8").split("\n").filter(Boolean).sort();
+      writeFileSync(path, JSON.stringify(entries));
+      const dir = join(path, "..", "dir");
+      if (!existsSync(dir)) writeFileSync(dir, JSON.stringify({ next: 1, segs: [[0, entries[0]]] }));
+    }
+    expect(readFileSync(join(indexRoot, "md", "bucket=3", "0"), "utf8")).toMatch(/^\["/);
+
+    const after = await setupStorage({ driver: "fs", base });
+    expect(await listAll(after)).toEqual(ids);
+    expect(await listAll(after, { metadata: { bucket: "3" }, order: "desc" })).toEqual(ids.filter((_, i) => i % 10 === 3).reverse());
+    const more = Array.from({ length: 5 }, (_, i) => `more-${i}`);
+    for (const id of more) await after.saveCompletion(sampleCompletion(id, { createdAt: Date.UTC(2030, 0, 1), metadata: { bucket: "3" } }));
+    expect(readFileSync(join(indexRoot, "md", "bucket=3", "0"), "utf8")).toMatch(/^\[".*\]\n/);
+    expect(await listAll(after, { metadata: { bucket: "3" } })).toEqual([...ids.filter((_, i) => i % 10 === 3), ...more]);
+    for (const id of ids.filter((_, i) => i % 10 === 3).slice(0, 20)) await after.deleteCompletion(id);
+    expect(await listAll(after, { metadata: { bucket: "3" } })).toEqual([...ids.filter((_, i) => i % 10 === 3).slice(20), ...more]);
+    await after.close?.();
+    expect(readFileSync(join(indexRoot, "md", "bucket=3", "0"), "utf8")).toMatch(/^\n/); // compacted: lines now
+    const again = await setupStorage({ driver: "fs", base });
+    expect(await listAll(again, { metadata: { bucket: "3" } })).toEqual([...ids.filter((_, i) => i % 10 === 3).slice(20), ...more]);
+    expect(await listAll(again)).toEqual([...ids.filter((_, i) => i % 10 !== 3 || i >= 200), ...more]);
+    await again.close?.();
+  }, 60_000);
+
+  test("an id with a line break in it is one entry, not two", async () => {
+    const base = freshDir();
+    const storage = await setupStorage({ driver: "fs", base });
+    const ids = ["line\nbreak", "0000000000000000000000000000a x", "plain"];
+    for (const [i, id] of ids.entries()) await storage.saveCompletion(sampleCompletion(id, { createdAt: T0 + i, metadata: { k: "v" } }));
+    expect(await listAll(storage)).toEqual(ids);
+    expect(await listAll(storage, { metadata: { k: "v" }, order: "desc" })).toEqual([...ids].reverse());
+    await storage.close?.();
+  });
+
   test("keys become safe file names: no `..`, no upper case, no separators from ids", async () => {
     const base = freshDir();
     const storage = await setupStorage({ driver: "fs", base });
@@ -155,3 +254,5 @@ testStorage({
   create: () => setupStorage({ driver: "fs", base: freshDir() }),
   ttl: { create: (ttlMs) => setupStorage({ driver: "fs", base: freshDir() }, ttlMs) },
 });
+
+testKvLayout("fs", () => setupStorage({ driver: "fs", base: freshDir() }));

@@ -3,6 +3,7 @@ import { describe, expect, test } from "vitest";
 import memoryDriver from "unstorage/drivers/memory";
 import { createKvStorage } from "../src/index.ts";
 import { countingDriver, fill, listAll, setupStorage, storageContext } from "./helpers.ts";
+import { testKvLayout } from "./kv-layout.ts";
 
 const T0 = Date.UTC(2025, 0, 1);
 const counted = (ttlMs?: number) => {
@@ -74,6 +75,18 @@ describe("storage-unstorage on memory: indexes", () => {
     expect(reads.records).toBeLessThanOrEqual(11);
   });
 
+  test("an index whose every entry was deleted and compacted out takes new entries", async () => {
+    const { storage } = counted();
+    const ids = await fill(storage, 1100);
+    for (const id of ids) await storage.deleteCompletion(id);
+    expect(await listAll(storage)).toEqual([]);
+    await storage.close?.(); // waits for the compaction
+    expect(await listAll(storage)).toEqual([]);
+    await storage.saveCompletion(sampleCompletion("again", { createdAt: T0 }));
+    expect(await listAll(storage)).toEqual(["again"]);
+    expect(await listAll(storage, { order: "desc" })).toEqual(["again"]);
+  });
+
   test("with a TTL, expired segments and their records are purged as new completions arrive", async () => {
     const { storage, driver } = counted(60_000);
     const old = Date.now() - 120_000;
@@ -102,3 +115,5 @@ testStorage({
   create: () => setupStorage({ driver: "memory" }),
   ttl: { create: (ttlMs) => setupStorage({ driver: "memory" }, ttlMs) },
 });
+
+testKvLayout("memory", () => setupStorage({ driver: "memory" }));

@@ -3,7 +3,7 @@
  * connection pool per origin). On Node 20 this is far cheaper than the global fetch and its web
  * streams. Tests and embedders may hand plugins any object with the same `request` method.
  */
-import { Agent, errors as undiciErrors, request as undiciRequest } from "undici";
+import { Agent, errors as undiciErrors } from "undici";
 import type { Readable } from "node:stream";
 import { ModelmuxError, upstreamError, upstreamTimeout } from "./errors.ts";
 
@@ -82,6 +82,28 @@ export function toBodyReadError(error: unknown, provider: string, timeoutMs: num
   return upstreamError(`${provider}: the reply broke off (${error instanceof Error ? error.message : String(error)}).`, error);
 }
 
+/** How many distinct URLs `splitUrl` remembers; a provider calls a handful, ids aside. */
+const URL_CACHE_SIZE = 256;
+
+/**
+ * `origin` and `path` of a URL, parsed once per distinct URL. `undici.request(url)` parses the URL
+ * anew on every call (a WHATWG `new URL`) and copies its options; the agent's own `request` takes
+ * the two parts directly, so the hot path skips both.
+ */
+function createUrlSplitter() {
+  const cache = new Map<string, { origin: string; path: string }>();
+  return function splitUrl(url: string): { origin: string; path: string } {
+    let parts = cache.get(url);
+    if (parts === undefined) {
+      const parsed = new URL(url);
+      parts = { origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` };
+      if (cache.size >= URL_CACHE_SIZE) cache.clear();
+      cache.set(url, parts);
+    }
+    return parts;
+  };
+}
+
 /** Creates the keep-alive client the core gives every plugin. */
 export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
   const agent = new Agent({
@@ -89,16 +111,19 @@ export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
     connections: options.connections ?? null,
     pipelining: 1,
   });
+  const splitUrl = createUrlSplitter();
   return {
     async request(req) {
       const timeoutMs = req.timeoutMs ?? 600_000;
       try {
-        const res = await undiciRequest(req.url, {
+        const { origin, path } = splitUrl(req.url);
+        const res = await agent.request({
+          origin,
+          path,
           method: req.method ?? (req.body === undefined ? "GET" : "POST"),
           headers: req.headers,
           body: req.body,
           signal: req.signal,
-          dispatcher: agent,
           headersTimeout: timeoutMs,
           bodyTimeout: timeoutMs,
         });

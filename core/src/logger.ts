@@ -27,18 +27,41 @@ function isFields(arg: unknown): arg is Record<string, unknown> {
   return typeof arg === "object" && arg !== null && Object.getPrototypeOf(arg) === Object.prototype;
 }
 
-/** Fields objects print as `key=value` for a terminal; JSON lines merge them as properties. */
+/**
+ * Fields objects print as `key=value` for a terminal; JSON lines merge them as properties. The
+ * access log formats one per request, so this is a plain loop: strings and numbers as they are,
+ * anything else as JSON.
+ */
 function prettyArg(arg: unknown): string {
   if (!isFields(arg)) return formatArg(arg);
-  return Object.entries(arg)
-    .map(([key, value]) => `${key}=${typeof value === "string" ? value : JSON.stringify(value)}`)
-    .join(" ");
+  let out = "";
+  for (const key in arg) {
+    const value = arg[key];
+    const text = typeof value === "string" ? value : typeof value === "number" || typeof value === "boolean" ? String(value) : JSON.stringify(value);
+    out += out === "" ? `${key}=${text}` : ` ${key}=${text}`;
+  }
+  return out;
 }
 
+/** `HH:MM:SS.mmm` of a date, formatted once per millisecond however many lines share it. */
+let lastMs = Number.NaN;
+let lastTime = "";
+function timeOfDay(date: Date): string {
+  const ms = date.getTime();
+  if (ms !== lastMs) {
+    lastMs = ms;
+    lastTime = date.toISOString().slice(11, 23);
+  }
+  return lastTime;
+}
+
+const LEVEL_LABELS: Record<string, string> = {};
+const levelLabel = (type: string) => (LEVEL_LABELS[type] ??= type.toUpperCase().padEnd(5));
+
 function prettyLine(entry: LogObject): string {
-  const time = entry.date.toISOString().slice(11, 23);
-  const tag = entry.tag ? ` [${entry.tag}]` : "";
-  return `${time} ${entry.type.toUpperCase().padEnd(5)}${tag} ${entry.args.map(prettyArg).join(" ")}\n`;
+  let line = `${timeOfDay(entry.date)} ${levelLabel(entry.type)}${entry.tag ? ` [${entry.tag}]` : ""}`;
+  for (const arg of entry.args) line += ` ${prettyArg(arg)}`;
+  return `${line}\n`;
 }
 
 function jsonLine(entry: LogObject): string {

@@ -29,11 +29,34 @@ export async function* readSseEvents(body: Readable): AsyncGenerator<EventSource
   // undici's body overrides setEncoding without decoding, so decode here; StringDecoder keeps a
   // multi-byte character that is split across two chunks whole.
   const decoder = new StringDecoder("utf8");
-  for await (const chunk of body as AsyncIterable<Buffer | string>) {
-    parser.feed(typeof chunk === "string" ? chunk : decoder.write(chunk));
-    if (parseError) throw parseError;
-    for (let i = 0; i < pending.length; i++) yield pending[i]!;
-    pending.length = 0;
+  // Not destroyed when the loop is left early: see `release`.
+  const chunks = body.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer | string>;
+  try {
+    for await (const chunk of chunks) {
+      parser.feed(typeof chunk === "string" ? chunk : decoder.write(chunk));
+      if (parseError) throw parseError;
+      for (let i = 0; i < pending.length; i++) yield pending[i]!;
+      pending.length = 0;
+    }
+    // As the SSE spec says, an event cut off before its blank line is dropped, not guessed at.
+  } finally {
+    if (!body.readableEnded && !body.destroyed) release(body);
   }
-  // As the SSE spec says, an event cut off before its blank line is dropped, not guessed at.
+}
+
+/**
+ * Lets go of a body whose reader stopped before its end: most often a provider that stops at its
+ * last event (`[DONE]`, `message_stop`) when the upstream has already sent everything else too.
+ * Destroying such a body makes an abort error and reads its stack trace (source-mapped under tsx),
+ * on every stream. So the rest is read and dropped, letting the body end by itself; one that has not
+ * ended by the next turn of the event loop (an upstream that keeps sending, a client that left
+ * mid-stream) is destroyed then, which also aborts its request.
+ */
+function release(body: Readable): void {
+  body.resume();
+  setImmediate(destroyUnlessEnded, body);
+}
+
+function destroyUnlessEnded(body: Readable): void {
+  if (!body.readableEnded && !body.destroyed) body.destroy();
 }

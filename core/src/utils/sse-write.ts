@@ -24,6 +24,10 @@ export function sseData(data: string): string {
   return `data: ${data}\n\n`;
 }
 
+function uncorkResponse(res: ServerResponse): void {
+  res.uncork();
+}
+
 function waitForDrain(res: ServerResponse): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
@@ -37,9 +41,15 @@ function waitForDrain(res: ServerResponse): Promise<void> {
 }
 
 async function writeToNode(res: ServerResponse, headers: Record<string, string>, frames: AsyncIterator<SseFrame>): Promise<symbol> {
+  // Send the headers at the end of this tick, whether or not a frame is ready by then: a client
+  // waiting for its first token sees the stream has begun. Corked until then, they leave in one
+  // packet with the frames made in the same tick (node:http batches a tick's writes the same way),
+  // instead of a system call and a packet of their own.
+  res.cork();
   res.writeHead(200, headers);
-  // Send the headers now: a client waiting for its first token sees the stream has begun.
   res.flushHeaders();
+  process.nextTick(uncorkResponse, res);
+  let complete = false;
   try {
     for (;;) {
       if (res.destroyed) break;
@@ -47,12 +57,22 @@ async function writeToNode(res: ServerResponse, headers: Record<string, string>,
       if (done) break;
       if (!res.write(value)) await waitForDrain(res);
     }
+    complete = true;
   } finally {
     // Releases the upstream when the client left early; a no-op after a normal end.
     await frames.return?.();
-    if (!res.destroyed) res.end();
+    if (!complete && !res.destroyed) res.end();
   }
+  // A handled reply is ended by h3's Node adapter (srvx calls `end()` once the handler returns
+  // kHandled). Ending it here as well would make that second `end()` build an
+  // ERR_STREAM_ALREADY_FINISHED error, stack trace and all, on every stream. Should an adapter
+  // not end it, it is ended a moment later.
+  if (!res.destroyed) setImmediate(endResponse, res);
   return kHandled;
+}
+
+function endResponse(res: ServerResponse): void {
+  if (!res.writableEnded && !res.destroyed) res.end();
 }
 
 function toWebResponse(headers: Record<string, string>, frames: AsyncIterator<SseFrame>): Response {

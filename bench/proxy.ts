@@ -8,9 +8,9 @@
  * to the upstream, through modelmux and through Portkey, interleaved in rounds so that drift on a
  * shared machine hits all three alike:
  *
- * 1. Latency, 1 connection: ROUNDS rounds of LATENCY_SECONDS per way (after WARMUP requests each),
+ * 1. Latency, 1 connection: ROUNDS rounds of LATENCY_SECONDS per way (after 300 requests or 1 s each),
  *    requests one after another; p50/p99 of the whole reply and of a stream's first byte.
- * 2. Throughput, 50 connections: a 1 s warm-up per way, then ROUNDS rounds of SECONDS each with
+ * 2. Throughput, 50 connections: a 2 s warm-up per way, then ROUNDS rounds of SECONDS each with
  *    autocannon; req/s is the best round, p50/p99 come from every reply's own duration, router CPU
  *    per request is its CPU time over all rounds divided by their requests, peak RSS is VmHWM over
  *    the path's rounds.
@@ -19,9 +19,12 @@
  *
  * Environment: BENCH_PATHS=chat-json,… and BENCH_VIA=direct,modelmux,portkey select; BENCH_LOADS=1,50;
  * BENCH_SECONDS (4), BENCH_LATENCY_SECONDS (1), BENCH_ROUNDS (3), BENCH_STREAMS (1000, 0 skips);
- * BENCH_LOG_LEVEL (info); BENCH_CPU_PROF=1 or BENCH_HEAP_PROF=1 profile the modelmux process into
- * bench/results/profiles/ (written when it stops).
+ * BENCH_LOG_LEVEL (info); BENCH_MODELMUX_ROOT runs the modelmux of another checkout (a worktree of an
+ * older commit, for before/after figures); BENCH_CPU_PROF=1 (`--cpu-prof`) or BENCH_HEAP_PROF=1 (`proxy/heap-sampler.mjs`)
+ * profile the modelmux process into bench/results/profiles/ (written when it stops);
+ * `npx tsx bench/proxy/profile-summary.ts <file>` reads them.
  */
+import { mkdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { loadavg } from "node:os";
 import { Agent, request } from "undici";
@@ -39,6 +42,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 1000);
 const CONNECTIONS = 50;
 const WARMUP = 300;
+const WARMUP_SECONDS = 2;
 const SELECTED_PATHS = PATHS.filter((path) => list("BENCH_PATHS", PATHS.map((p) => p.name)).includes(path.name));
 const SELECTED_VIAS = list("BENCH_VIA", VIAS) as Via[];
 const LOADS = list("BENCH_LOADS", ["1", "50"]);
@@ -66,7 +70,7 @@ async function probe(path: PathSpec, spec: RequestSpec): Promise<string | undefi
 async function measureLatency(specs: Map<Via, RequestSpec>): Promise<Map<Via, LatencyResult>> {
   const samples = new Map<Via, { total: number[]; firstByte: number[]; errors: number; seconds: number }>();
   for (const [via, spec] of specs) {
-    await latencyRun(spec, { count: WARMUP });
+    await latencyRun(spec, { count: WARMUP, seconds: 1 });
     samples.set(via, { total: [], firstByte: [], errors: 0, seconds: 0 });
   }
   for (let round = 0; round < ROUNDS; round++) {
@@ -86,7 +90,7 @@ async function measureLatency(specs: Map<Via, RequestSpec>): Promise<Map<Via, La
 
 async function measureThroughput(specs: Map<Via, RequestSpec>, routers: Partial<Record<Via, BenchProcess>>, upstream: BenchProcess): Promise<Map<Via, ThroughputResult>> {
   for (const [via] of specs) routers[via]?.resetPeak();
-  for (const [, spec] of specs) await throughputRun(spec, CONNECTIONS, 1);
+  for (const [, spec] of specs) await throughputRun(spec, CONNECTIONS, WARMUP_SECONDS);
   const out = new Map<Via, ThroughputResult>();
   for (const [via] of specs) out.set(via, { rounds: [], durations: [], ok: 0, errors: 0, cpuMs: 0, upstreamCpuMs: 0, peakMb: Number.NaN });
   for (let round = 0; round < ROUNDS; round++) {
@@ -158,10 +162,20 @@ const scenario: Scenario = {
       if (SELECTED_VIAS.includes("direct")) servers.direct = upstream.url;
       const nodeFlags = [
         ...(process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${PROFILES}`] : []),
-        ...(process.env.BENCH_HEAP_PROF ? ["--heap-prof", `--heap-prof-dir=${PROFILES}`] : []),
+        ...(process.env.BENCH_HEAP_PROF ? ["--import", fileURLToPath(new URL("./proxy/heap-sampler.mjs", import.meta.url))] : []),
       ];
+      if (nodeFlags.length > 0) {
+        mkdirSync(PROFILES, { recursive: true });
+        process.env.BENCH_HEAP_PROF_DIR = PROFILES;
+      }
       if (SELECTED_VIAS.includes("modelmux")) {
-        const modelmux = await startModelmux({ upstream: upstream.url, responses: true, logLevel: process.env.BENCH_LOG_LEVEL ?? "info", nodeFlags });
+        const modelmux = await startModelmux({
+          upstream: upstream.url,
+          responses: true,
+          logLevel: process.env.BENCH_LOG_LEVEL ?? "info",
+          nodeFlags,
+          root: process.env.BENCH_MODELMUX_ROOT,
+        });
         processes.push(modelmux);
         routers.modelmux = modelmux;
         servers.modelmux = modelmux.url;

@@ -34,6 +34,10 @@ export interface ModelmuxOptions {
   logLevel: string;
   /** Extra `node` flags, e.g. `--cpu-prof --cpu-prof-dir=…`. */
   nodeFlags: string[];
+  /** The checkout whose modelmux is run (default: this one), to compare two versions side by side. */
+  root?: string;
+  /** Names the process and its log file (default `modelmux`). */
+  name?: string;
 }
 
 /** The config modelmux serves in the benchmark: the fake upstream as an OpenAI and an Anthropic provider. */
@@ -61,12 +65,14 @@ ${options.responses ? "responses: { provider: fake }\n" : ""}`;
 export async function startModelmux(options: ModelmuxOptions): Promise<BenchProcess> {
   const port = await freePort();
   mkdirSync(LOGS, { recursive: true });
-  const config = `${LOGS}modelmux.yaml`;
+  const name = options.name ?? "modelmux";
+  const root = options.root ? `${options.root.replace(/\/+$/, "")}/` : ROOT;
+  const config = `${LOGS}${name}.yaml`;
   writeFileSync(config, modelmuxConfig(port, options));
   return startProcess({
-    name: "modelmux",
-    args: [...options.nodeFlags, `${ROOT}core/bin/modelmux.mjs`, "serve", "--config", config],
-    cwd: ROOT,
+    name,
+    args: [...options.nodeFlags, `${root}core/bin/modelmux.mjs`, "serve", "--config", config],
+    cwd: root,
     ready: async (_child, exited) => {
       const url = `http://127.0.0.1:${port}`;
       await waitForHttp(`${url}/healthz`, exited);

@@ -32,7 +32,7 @@ export interface RedisLimiterOptions {
   prefix?: string;
   /** When Redis cannot be reached: `open` admits requests uncounted, `closed` refuses them (429). Default `open`. */
   on_error?: "open" | "closed";
-  /** A decision that Redis has not answered within this many ms follows `on_error`. Default 250. */
+  /** A decision that Redis has not answered within this many ms follows `on_error`. Default 1000. */
   command_timeout_ms?: number;
   /** How long a connection attempt may take, in ms. Default 1000. */
   connect_timeout_ms?: number;
@@ -45,7 +45,7 @@ export const optionsSchema: JsonSchema = {
     url: { type: "string", pattern: "^rediss?://", default: "redis://127.0.0.1:6379", description: "The connection URL." },
     prefix: { type: "string", minLength: 1, default: "modelmux:rl:", description: "Prefix of every key." },
     on_error: { enum: ["open", "closed"], default: "open", description: "Redis unreachable: admit uncounted (open) or refuse (closed)." },
-    command_timeout_ms: { type: "integer", minimum: 1, default: 250, description: "A decision Redis has not answered by then follows on_error." },
+    command_timeout_ms: { type: "integer", minimum: 1, default: 1000, description: "A decision Redis has not answered by then follows on_error." },
     connect_timeout_ms: { type: "integer", minimum: 1, default: 1000, description: "How long a connection attempt may take." },
   },
 };
@@ -71,7 +71,7 @@ function toDecision(reply: number[], ruleCount: number, tokenLimited: (i: number
 
 /** A limiter on the Redis at `url`; connects before it returns, and starts even when Redis is down. */
 export async function createRedisLimiter(options: RedisLimiterOptions, logger: PluginContext["logger"]): Promise<RateLimiter> {
-  const { url = "redis://127.0.0.1:6379", prefix = "modelmux:rl:", on_error = "open", command_timeout_ms = 250, connect_timeout_ms = 1000 } = options;
+  const { url = "redis://127.0.0.1:6379", prefix = "modelmux:rl:", on_error = "open", command_timeout_ms = 1000, connect_timeout_ms = 1000 } = options;
   const redis = new Redis(url, {
     lazyConnect: true,
     commandTimeout: command_timeout_ms,
@@ -79,6 +79,9 @@ export async function createRedisLimiter(options: RedisLimiterOptions, logger: P
     // Fail now rather than wait for a reconnect: the decision then follows on_error at once.
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
+    // No INFO round trip before the connection counts as up: a busy event loop at start-up could
+    // time it out and drop a connection that works.
+    enableReadyCheck: false,
     retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
   });
   redis.defineCommand("modelmuxAcquire", { lua: ACQUIRE });

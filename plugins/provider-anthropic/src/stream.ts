@@ -3,7 +3,7 @@
  * message_stop, ping, error) -> `chat.completion.chunk` objects. `createStreamTranslator` is the
  * pure event-by-event mapping; `readMessageStream` feeds it from the reply body.
  */
-import { readSseEvents, upstreamError, type ChatChunkChoice, type ChatCompletionChunk, toBodyReadError } from "@modelmux/core";
+import { readSseEvents, upstreamError, type ChatChunkChoice, type ChatCompletionChunk, type ChatStreamItem, toBodyReadError } from "@modelmux/core";
 import type { Readable } from "node:stream";
 import { toStreamError } from "./errors.ts";
 import { mapStopReason, toUsage } from "./response.ts";
@@ -31,6 +31,12 @@ export interface StreamTranslator {
    * `ping`, thinking deltas and unknown events give nothing.
    */
   push(event: unknown): ChatCompletionChunk[];
+  /**
+   * The chunk for a `text_delta` of `text`, already serialised: exactly `JSON.stringify` of what
+   * `push` makes of the event, built from a prefix kept per message. `""` when the event gives no
+   * chunk; undefined when it needs `push` (the first chunk, which carries the role).
+   */
+  textChunk(text: string): string | undefined;
   /** True once `message_stop` has been translated: the reply is complete. */
   readonly done: boolean;
 }
@@ -128,12 +134,43 @@ export function createStreamTranslator(context: StreamContext): StreamTranslator
     }
   }
 
+  /** `{"id":…,"object":…,"created":…,"model":…,"choices":[{"index":0,"delta":{"content":` for the current id and model. */
+  let textPrefix = "";
+  let prefixOf = "";
+  function textChunk(text: string): string | undefined {
+    if (done || !text) return "";
+    if (!roleSent) return undefined;
+    if (prefixOf !== id + model) {
+      prefixOf = id + model;
+      textPrefix = `${JSON.stringify({ id, object: "chat.completion.chunk", created, model }).slice(0, -1)},"choices":[{"index":0,"delta":{"content":`;
+    }
+    return `${textPrefix}${JSON.stringify(text)}},"finish_reason":null}]}`;
+  }
+
   return {
     push,
+    textChunk,
     get done() {
       return done;
     },
   };
+}
+
+/**
+ * A text delta in the exact form Anthropic sends it, its text still a JSON string literal. Nearly
+ * every event of a reply is one: for them the literal alone is decoded, instead of the whole event.
+ */
+const TEXT_DELTA = /^\{"type":"content_block_delta","index":\d+,"delta":\{"type":"text_delta","text":("(?:[^"\\]|\\.)*")\}\}$/;
+
+/** The text of a text delta event, or undefined for any other event (or a literal that does not decode). */
+function textOfDelta(data: string): string | undefined {
+  const literal = TEXT_DELTA.exec(data)?.[1];
+  if (literal === undefined) return undefined;
+  try {
+    return JSON.parse(literal) as string;
+  } catch {
+    return undefined; // the full parse reports it
+  }
 }
 
 /** `readMessageStream` options: the translator's, plus the call's timeout. */
@@ -146,11 +183,21 @@ export interface ReadMessageStreamOptions extends StreamContext {
  * Yields the chunks of an Anthropic SSE body, in order, and stops after `message_stop`. Throws
  * the mapped error for an `error` event, 502 for an event that is not JSON or a body that ends
  * before `message_stop` (a reply cut short must not look complete), 504 for a stalled body.
+ * Text deltas are yielded as JSON strings (the core writes a string chunk as it is), every other
+ * chunk as an object; the two read the same to a client.
  */
-export async function* readMessageStream(body: Readable, options: ReadMessageStreamOptions): AsyncGenerator<ChatCompletionChunk> {
+export async function* readMessageStream(body: Readable, options: ReadMessageStreamOptions): AsyncGenerator<ChatStreamItem> {
   const translator = createStreamTranslator(options);
   try {
     for await (const { event, data } of readSseEvents(body)) {
+      const text = textOfDelta(data);
+      if (text !== undefined) {
+        const chunk = translator.textChunk(text);
+        if (chunk !== undefined) {
+          if (chunk) yield chunk;
+          continue;
+        }
+      }
       if (!data.trim()) continue;
       let payload: unknown;
       try {

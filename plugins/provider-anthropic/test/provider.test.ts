@@ -5,7 +5,8 @@
 import { describe, expect, it, vi } from "vitest";
 import type { MessageCreateParams } from "@anthropic-ai/sdk/resources/messages/messages";
 import { startFakeAnthropic } from "../../../test/fixtures/fake-anthropic.ts";
-import { collect, rejection, streamFailure, useProviderCalls, weatherTool } from "../../../test/helpers/provider-call.ts";
+import type { ChatCompletionChunk, ChatStreamItem } from "@modelmux/core";
+import { rejection, streamFailure, useProviderCalls, weatherTool } from "../../../test/helpers/provider-call.ts";
 import plugin from "../src/index.ts";
 
 const KEY = "sk-ant-api03-provider-test-key-9876";
@@ -61,10 +62,17 @@ describe("chat (JSON)", () => {
   });
 });
 
+/** The chunks of a stream: text deltas come as JSON strings (see readMessageStream), the rest as objects. */
+async function chunksOf(items: AsyncIterable<ChatStreamItem>): Promise<ChatCompletionChunk[]> {
+  const out: ChatCompletionChunk[] = [];
+  for await (const item of items) out.push(typeof item === "string" ? (JSON.parse(item) as ChatCompletionChunk) : item);
+  return out;
+}
+
 describe("chatStream", () => {
   it("yields role first, text in several chunks, the finish chunk and the usage chunk, under one id", async () => {
     t.fake.next({ text: "one two three four", usage: { input: 9, output: 6 }, thinking: "secret thoughts" });
-    const chunks = await collect(await (await provider()).chatStream(askStream("count"), call()), "object");
+    const chunks = await chunksOf(await (await provider()).chatStream(askStream("count"), call()));
     expect(chunks[0]?.choices[0]?.delta.role).toBe("assistant");
     expect(new Set(chunks.map((c) => c.id))).toEqual(new Set(["msg_fake_0"]));
     expect(chunks.filter((c) => c.choices[0]?.delta.content).map((c) => c.choices[0]?.delta.content)).toEqual(["one ", "two ", "three ", "four"]);
@@ -80,7 +88,7 @@ describe("chatStream", () => {
     t.fake.next({ toolCall });
     const json = await (await provider()).chat(ask("weather?", { tools: [weatherTool] }), call());
     t.fake.next({ toolCall });
-    const chunks = await collect(await (await provider()).chatStream(askStream("weather?", { tools: [weatherTool] }), call()), "object");
+    const chunks = await chunksOf(await (await provider()).chatStream(askStream("weather?", { tools: [weatherTool] }), call()));
     const deltas = chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? []);
     expect(deltas[0]).toEqual({ index: 0, id: "toolu_7", type: "function", function: { name: "get_weather", arguments: "" } });
     expect(deltas.length).toBeGreaterThan(3);

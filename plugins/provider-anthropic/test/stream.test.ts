@@ -1,6 +1,6 @@
 import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { ModelmuxError, type ChatCompletionChunk } from "@modelmux/core";
+import { ModelmuxError, type ChatCompletionChunk, type ChatStreamItem } from "@modelmux/core";
 import { createStreamTranslator, readMessageStream } from "../src/stream.ts";
 import { toChatCompletion } from "../src/response.ts";
 
@@ -75,9 +75,10 @@ function body(text: string, pieceSize = 13): Readable {
   return Readable.from((text.match(new RegExp(`[\\s\\S]{1,${pieceSize}}`, "g")) ?? []).map((p) => Buffer.from(p)), { objectMode: false });
 }
 
-async function collect(items: AsyncIterable<ChatCompletionChunk>): Promise<ChatCompletionChunk[]> {
+/** The chunks of a stream, strings (text deltas) parsed. */
+async function collect(items: AsyncIterable<ChatStreamItem>): Promise<ChatCompletionChunk[]> {
   const out: ChatCompletionChunk[] = [];
-  for await (const item of items) out.push(item);
+  for await (const item of items) out.push(typeof item === "string" ? (JSON.parse(item) as ChatCompletionChunk) : item);
   return out;
 }
 
@@ -190,9 +191,28 @@ describe("readMessageStream", () => {
     expect(JSON.stringify(chunks)).not.toContain("after the end");
   });
 
+  it("yields text deltas as JSON strings, byte for byte what the chunk objects serialise to", async () => {
+    const text = sse([...EVENTS.slice(0, 7), { type: "content_block_delta", index: 1, delta: { type: "text_delta", text: 'quote " backslash \\ é 🙂 \n' } }, ...EVENTS.slice(7)]);
+    const items: ChatStreamItem[] = [];
+    for await (const item of readMessageStream(body(text), { ...CONTEXT, timeoutMs: 1000 })) items.push(item);
+    const strings = items.filter((item): item is string => typeof item === "string");
+    expect(strings).toHaveLength(3);
+    const created = (items[0] as ChatCompletionChunk).created;
+    const expected = createStreamTranslator(CONTEXT);
+    const objects = [...EVENTS.slice(0, 7), { type: "content_block_delta", index: 1, delta: { type: "text_delta", text: 'quote " backslash \\ é 🙂 \n' } }, EVENTS[7], EVENTS[8]]
+      .flatMap((event) => expected.push(event))
+      .filter((chunk) => chunk.choices[0]?.delta.content);
+    expect(strings).toEqual(objects.map((chunk) => JSON.stringify({ ...chunk, created })));
+  });
+
+  it("throws 502 for a text delta whose string does not decode, like any event that is not JSON", async () => {
+    const text = `${sse(EVENTS.slice(0, 7))}event: content_block_delta\ndata: {"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"bad \\x"}}\n\n`;
+    await expect(collect(readMessageStream(body(text), { ...CONTEXT, timeoutMs: 1000 }))).rejects.toMatchObject({ status: 502, message: "anthropic: a stream event is not valid JSON." });
+  });
+
   it("throws 502 for an overloaded error event, after the chunks before it", async () => {
     const text = sse([EVENTS[0], EVENTS[5], EVENTS[7], { type: "error", error: { type: "overloaded_error", message: "Overloaded" } }]);
-    const seen: ChatCompletionChunk[] = [];
+    const seen: ChatStreamItem[] = [];
     const run = async () => {
       for await (const chunk of readMessageStream(body(text), { ...CONTEXT, timeoutMs: 1000 })) seen.push(chunk);
     };

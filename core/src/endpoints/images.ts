@@ -10,6 +10,7 @@ import { assertImageCapabilities } from "../capabilities.ts";
 import { invalidRequest, notFound, storageFailed } from "../errors.ts";
 import { toUpstreamError } from "../http-client.ts";
 import { IMAGE_FILES_PATH, sniffImageType } from "../images/image-store.ts";
+import { acquireRateLimit } from "../rate-limit/acquire.ts";
 import type { ImagesResponse } from "../types/images.ts";
 import { asBody, readJsonBody } from "../utils/read-body.ts";
 
@@ -47,9 +48,13 @@ export function createImageHandlers(ctx: AppContext) {
         });
       }
       const call = { model: entry.model, signal: event.req.signal, timeoutMs: entry.timeoutMs, requestId: event.context.requestId };
+      // Last step before the upstream call: a request refused by any check above never counts.
+      const grant = await acquireRateLimit(ctx, event, { provider: entry.provider });
       const reply = await provider.images({ ...request, model: entry.model }, call).catch((error: unknown) => {
+        grant.settle();
         throw toUpstreamError(error, entry.provider, entry.timeoutMs);
       });
+      grant.settle(reply.usage);
       if (request.response_format === "url") await toUrls(reply, event);
       return reply;
     },

@@ -12,6 +12,7 @@ import { assertCapability } from "../capabilities.ts";
 import { invalidApiKey, invalidRequest, notFound } from "../errors.ts";
 import { toBodyReadError, toUpstreamError } from "../http-client.ts";
 import type { ForwardReply, ForwardRequest } from "../plugin.ts";
+import { acquireRateLimit, settleAfterStream, tokenReservation, type TokenReservation } from "../rate-limit/acquire.ts";
 import { relaySse, usageOfResponse } from "../responses/relay.ts";
 import type { Usage } from "../types/chat.ts";
 import { asBody, readJsonBody } from "../utils/read-body.ts";
@@ -41,17 +42,25 @@ function responseId(event: H3Event): string {
 }
 
 export function createResponsesHandlers(ctx: AppContext) {
-  /** Calls the provider and relays its reply; the usage of a finished reply goes to the access log. */
-  async function forward(event: H3Event, target: ResponsesTarget, request: ForwardRequest) {
+  /**
+   * Counts the call against the rate limits (polls too: each one is a call to the provider), calls
+   * the provider and relays its reply; the usage of a finished reply settles the token reservation
+   * and goes to the access log.
+   */
+  async function forward(event: H3Event, target: ResponsesTarget, request: ForwardRequest, reserve?: TokenReservation) {
     const { provider, instance, timeoutMs } = target;
     if (!instance.responses) throw notFound(`The responses API is off: provider '${provider}' cannot forward it`);
     const signal = event.req.signal;
     const call = { signal, timeoutMs, requestId: event.context.requestId };
+    const grant = await acquireRateLimit(ctx, event, { provider, ...(reserve && { reserve }) });
     const reply: ForwardReply = await instance.responses(request, call).catch((error: unknown) => {
+      grant.settle();
       throw toUpstreamError(error, provider, timeoutMs);
     });
-    const settle = (usage: Usage | undefined) => {
-      if (usage) event.context.usage = usage;
+    let usage: Usage | undefined;
+    const settle = (reported: Usage | undefined) => {
+      usage = reported;
+      if (reported) event.context.usage = reported;
     };
 
     if (EVENT_STREAM.test(reply.contentType)) {
@@ -61,7 +70,8 @@ export function createResponsesHandlers(ctx: AppContext) {
         onEnd: settle,
         onError: (error) => ctx.logger.warn(`responses stream from ${provider} failed mid-way`, { request_id: event.context.requestId }, error),
       });
-      return sendSse(event, { ...SSE_HEADERS, "x-request-id": event.context.requestId }, frames);
+      const headers = { ...SSE_HEADERS, ...grant.headers, "x-request-id": event.context.requestId };
+      return sendSse(event, headers, settleAfterStream(frames, () => grant.settle(usage)));
     }
 
     let body: Buffer;
@@ -70,6 +80,7 @@ export function createResponsesHandlers(ctx: AppContext) {
       for await (const chunk of reply.body as AsyncIterable<Buffer>) chunks.push(chunk);
       body = Buffer.concat(chunks);
     } catch (error) {
+      grant.settle();
       throw toBodyReadError(error, provider, timeoutMs);
     }
     if (request.method === "POST" || request.method === "GET") {
@@ -79,9 +90,10 @@ export function createResponsesHandlers(ctx: AppContext) {
         // Not JSON: relayed as is all the same; it only has no usage to count.
       }
     }
+    grant.settle(usage);
     return new Response(asBody(body), {
       status: reply.status,
-      headers: { "content-type": reply.contentType, "x-request-id": event.context.requestId },
+      headers: { ...grant.headers, "content-type": reply.contentType, "x-request-id": event.context.requestId },
     });
   }
 
@@ -101,7 +113,7 @@ export function createResponsesHandlers(ctx: AppContext) {
       if (body.stream === true) assertCapability(entry.capabilities, "streaming", entry.name, "stream");
       // Everything but the model name reaches the provider as the client sent it.
       const forwarded = JSON.stringify({ ...body, model: entry.model });
-      return forward(event, target, { method: "POST", path: "/responses", body: forwarded, stream: body.stream === true });
+      return forward(event, target, { method: "POST", path: "/responses", body: forwarded, stream: body.stream === true }, tokenReservation(body));
     },
 
     async getResponse(event: H3Event) {

@@ -20,6 +20,7 @@ export interface ResponsesRequest {
   model: string;
   stream?: boolean | null;
   background?: boolean | null;
+  max_output_tokens?: number | null;
   [field: string]: unknown;
 }
 

@@ -16,6 +16,7 @@ import { formatTable, type Scenario } from "./lib.ts";
 const SCENARIOS: Record<string, () => Promise<{ default: Scenario }>> = {
   storage: () => import("./storage.ts"),
   proxy: () => import("./proxy.ts"),
+  ratelimit: () => import("./ratelimit.ts"),
 };
 
 const RESULTS = new URL("./results/", import.meta.url);

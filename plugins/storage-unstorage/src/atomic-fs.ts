@@ -44,18 +44,77 @@ export function temporaryPath(target: string): string {
   return join(dirname(target), `.${process.pid}-${temporaries}.tmp`);
 }
 
+interface Temporary {
+  path: string;
+  fd: Promise<number>;
+}
+
+function openTemporary(directory: string): Temporary {
+  const path = temporaryPath(join(directory, "_"));
+  const fd = openFile(path);
+  fd.catch(() => {}); // used (and its failure seen) only by a later write, if any
+  return { path, fd };
+}
+
+async function discard({ path, fd }: Temporary): Promise<void> {
+  await fd.then(closeFile, () => undefined).catch(() => undefined);
+  await removeFile(path).catch(() => undefined);
+}
+
+/** Directories that keep a spare temporary file: records' folder, plus a few index folders. */
+const SPARE_DIRECTORIES = 4;
+
 /**
- * Writes `data` to `target` through a temporary file and a rename. The rename does not wait for
- * the descriptor's close (POSIX renames open files; Windows does not), which saves a round trip.
+ * Temporary files opened ahead of the write that will use them, one per directory written to
+ * recently. Creating a file is the dearest step of an atomic write; with a spare in hand, a save's
+ * record write starts at its `write`, and the next spare is created once the rename is done.
+ * `dispose` closes and removes them; a killed process leaves them behind as empty hidden files.
  */
-export async function writeFileAtomic(target: string, data: string): Promise<void> {
-  const temporary = temporaryPath(target);
-  let fd: number | undefined;
+export class SpareTemporaries {
+  readonly #spares = new Map<string, Temporary>();
+  #closed = false;
+
+  /** The spare temporary file of `directory`, if one was opened. */
+  take(directory: string): Temporary | undefined {
+    const spare = this.#spares.get(directory);
+    this.#spares.delete(directory);
+    return spare;
+  }
+
+  /** Opens a spare for `directory` (when it has none), for its next write. */
+  refill(directory: string): void {
+    if (this.#closed || this.#spares.has(directory)) return;
+    this.#spares.set(directory, openTemporary(directory));
+    for (const [oldest, spare] of this.#spares) {
+      if (this.#spares.size <= SPARE_DIRECTORIES) break;
+      this.#spares.delete(oldest);
+      void discard(spare);
+    }
+  }
+
+  async dispose(): Promise<void> {
+    this.#closed = true;
+    const spares = [...this.#spares.values()];
+    this.#spares.clear();
+    await Promise.all(spares.map(discard));
+  }
+}
+
+/**
+ * Writes `data` to `target` through a temporary file and a rename; with `spares`, through the
+ * spare temporary file of its directory when there is one. The rename does not wait for the
+ * descriptor's close (POSIX renames open files; Windows does not), which saves a round trip.
+ */
+export async function writeFileAtomic(target: string, data: string, spares?: SpareTemporaries): Promise<void> {
+  const directory = dirname(target);
+  const spare = spares?.take(directory);
+  let fd = spare && (await spare.fd.catch(() => undefined));
+  const temporary = fd === undefined ? temporaryPath(target) : spare!.path;
   try {
-    fd = await openFile(temporary).catch(async (error: NodeJS.ErrnoException) => {
+    fd ??= await openFile(temporary).catch(async (error: NodeJS.ErrnoException) => {
       // The first write into a new directory: create it, then try once more.
       if (error.code !== "ENOENT") throw error;
-      await makeDirectory(dirname(target));
+      await makeDirectory(directory);
       return openFile(temporary);
     });
     await writeAll(fd, Buffer.from(data, "utf8"));
@@ -68,6 +127,7 @@ export async function writeFileAtomic(target: string, data: string): Promise<voi
     await removeFile(temporary);
     throw error;
   }
+  spares?.refill(directory);
 }
 
 /** `target`'s text, or `null` when there is no such file (what unstorage's fs driver answers). */
@@ -94,6 +154,7 @@ export function atomicFsDriver(base: string): AppendingDriver {
   const inner = fsDriver({ base: root });
   const pathOf = (key: string) => join(root, ...key.split(":"));
   const appends = new AppendHandles(OPEN_FOR_APPEND);
+  const spares = new SpareTemporaries();
   return {
     ...inner,
     name: "fs-atomic",
@@ -101,7 +162,7 @@ export function atomicFsDriver(base: string): AppendingDriver {
     setItem(key, value) {
       // A descriptor open on the old file would append to it after the rename: close it first.
       appends.forget(pathOf(key));
-      return writeFileAtomic(pathOf(key), value);
+      return writeFileAtomic(pathOf(key), value, spares);
     },
     setItemRaw: undefined,
     appendItem: (key, text) => appends.append(pathOf(key), text),
@@ -111,7 +172,7 @@ export function atomicFsDriver(base: string): AppendingDriver {
       return inner.removeItem!(key, options);
     },
     async dispose() {
-      await appends.closeAll();
+      await Promise.all([appends.closeAll(), spares.dispose()]);
       await inner.dispose?.();
     },
   };

@@ -323,6 +323,15 @@ describe("the default config/modelmux.yaml", () => {
       expect(router.generatedKeys).toHaveLength(1);
       expect(await modelIds(router)).toEqual(["echo/echo-1"]);
       expect(router.models.resolve("echo").name).toBe("echo/echo-1");
+      // The responses API and image generation work offline on the echo provider.
+      const key = router.generatedKeys[0]!.key;
+      const post = (path: string, body: unknown) =>
+        router.fetch(new Request(`http://x${path}`, { method: "POST", headers: { ...bearer(key).headers, "content-type": "application/json" }, body: JSON.stringify(body) }));
+      const response = await post("/v1/responses", { model: "echo", input: "offline" });
+      expect(response.status).toBe(200);
+      expect(((await response.json()) as { output: Array<{ content: Array<{ text: string }> }> }).output[0]!.content[0]!.text).toBe("offline");
+      const image = await post("/v1/images/generations", { model: "echo", prompt: "offline", response_format: "url" });
+      expect(image.status).toBe(200);
     } finally {
       await router.close();
     }
@@ -337,7 +346,7 @@ describe("the default config/modelmux.yaml", () => {
       expect(router.generatedKeys).toEqual([]);
       const response = await router.fetch(new Request("http://x/v1/models", bearer("sk-chosen")));
       const ids = ((await response.json()) as { data: Array<{ id: string }> }).data.map((m) => m.id);
-      expect(ids).toEqual(["echo/echo-1", "openai/gpt-4o-mini", "openai/gpt-4o", "openai/gpt-4.1-mini"]);
+      expect(ids).toEqual(["echo/echo-1", "openai/gpt-4o-mini", "openai/gpt-4o", "openai/gpt-4.1-mini", "openai/gpt-image-1"]);
       expect(http.calls).toBe(0);
     } finally {
       await router.close();

@@ -53,6 +53,7 @@ export function createChatCompletionHandler(ctx: AppContext) {
         throw classify(error);
       });
       grant.settle(completion.usage);
+      if (completion.usage) event.context.usage = completion.usage;
       if (!keepServiceTier) delete completion.service_tier;
       if (storage) await save(completion);
       return completion;
@@ -80,7 +81,7 @@ export function createChatCompletionHandler(ctx: AppContext) {
           if (!keepServiceTier) delete completion.service_tier;
           return save(completion);
         }),
-      onUsage: (reported) => (usage = reported),
+      onUsage: (reported) => (usage = event.context.usage = reported),
       includeUsage: request.stream_options?.include_usage === true,
       keepServiceTier,
       clientGone: () => signal.aborted,

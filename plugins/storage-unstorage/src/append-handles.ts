@@ -52,11 +52,10 @@ export class AppendHandles {
 
   /**
    * Opens `path` for appending now (creating the file, empty, and its directory when absent), so
-   * a later `append` finds it open. `directoryMissing` makes the directory first instead of after
-   * a failed open. A failure here shows up in that `append`.
+   * a later `append` finds it open. A failure here shows up in that `append`.
    */
-  open(path: string, directoryMissing = false): void {
-    this.#handleFor(path, directoryMissing);
+  open(path: string): void {
+    this.#handleFor(path);
   }
 
   /** Appends `text` to `path`, creating the file (and its directory) when absent. */
@@ -88,18 +87,16 @@ export class AppendHandles {
   }
 
   /** The handle of `path`, opening it when there is none; it becomes the most recently used. */
-  #handleFor(path: string, directoryMissing = false): Handle {
+  #handleFor(path: string): Handle {
     let handle = this.#handles.get(path);
     if (handle) {
       this.#handles.delete(path); // re-inserted below: the Map's order is the LRU order
     } else {
-      const fd = directoryMissing
-        ? makeDirectory(dirname(path)).then(() => open(path))
-        : open(path).catch(async (error: NodeJS.ErrnoException) => {
-            if (error.code !== "ENOENT") throw error;
-            await makeDirectory(dirname(path));
-            return open(path);
-          });
+      const fd = open(path).catch(async (error: NodeJS.ErrnoException) => {
+        if (error.code !== "ENOENT") throw error;
+        await makeDirectory(dirname(path));
+        return open(path);
+      });
       fd.catch(() => {}); // an `open` nobody appends through must not be an unhandled rejection
       handle = { fd, users: 0, dropped: false };
     }

@@ -166,7 +166,8 @@ export function atomicFsDriver(base: string): AppendingDriver {
     },
     setItemRaw: undefined,
     appendItem: (key, text) => appends.append(pathOf(key), text),
-    prepareAppend: (key, isNew) => appends.open(pathOf(key), isNew),
+    prepareKey: (key) => makeDirectory(dirname(pathOf(key))),
+    prepareAppend: (key) => appends.open(pathOf(key)),
     removeItem(key, options) {
       appends.forget(pathOf(key));
       return inner.removeItem!(key, options);

@@ -18,11 +18,10 @@ export interface KvStore {
    * `fs.appendFile`; on other drivers a read, a concatenation and a write.
    */
   append(key: string, text: string): Promise<void>;
-  /**
-   * A hint that `append(key)` comes soon: fs opens (or creates, empty) the file meanwhile; `isNew`
-   * says the key's index was never written, so on fs its folder is made first, not after a failed open.
-   */
-  prepareAppend(key: string, isNew: boolean): void;
+  /** Lets a later write of `key` skip its set-up: fs makes the key's folder. Harmless when it exists. */
+  prepareKey(key: string): Promise<void>;
+  /** A hint that `append(key)` comes soon: fs opens (or creates, empty) the file meanwhile. */
+  prepareAppend(key: string): void;
   remove(key: string): Promise<void>;
   dispose(): Promise<void>;
 }
@@ -32,8 +31,10 @@ const asText = (value: unknown): string | undefined => (typeof value === "string
 /** A driver that can append to a value in place, as `atomicFsDriver` can. */
 export interface AppendingDriver extends Driver {
   appendItem(key: string, text: string): Promise<void>;
-  /** Opens (or creates, empty) the file of `key` for a coming `appendItem`; `isNew`: its folder likely does not exist yet. */
-  prepareAppend(key: string, isNew: boolean): void;
+  /** Makes the folder of `key`. */
+  prepareKey(key: string): Promise<void>;
+  /** Opens (or creates, empty) the file of `key` for a coming `appendItem`. */
+  prepareAppend(key: string): void;
 }
 
 const canAppend = (driver: Driver): driver is AppendingDriver => typeof (driver as Partial<AppendingDriver>).appendItem === "function";
@@ -67,8 +68,11 @@ export function driverStore(driver: Driver, prefix: string): KvStore {
       if (!driver.setItem) throw new Error(`driver ${driver.name ?? "?"} is read-only`);
       await driver.setItem(full(key), (asText(await driver.getItem(full(key))) ?? "") + text, {});
     },
-    prepareAppend(key, isNew) {
-      if (canAppend(driver)) driver.prepareAppend(full(key), isNew);
+    async prepareKey(key) {
+      if (canAppend(driver)) await driver.prepareKey(full(key));
+    },
+    prepareAppend(key) {
+      if (canAppend(driver)) driver.prepareAppend(full(key));
     },
     async remove(key) {
       await driver.removeItem?.(full(key), {});

@@ -92,16 +92,20 @@ export class SegmentedIndexes {
 
   /**
    * Gets an index ready for an insert without adding anything: reads the directory and tail count
-   * when they are not cached, and opens the segment a new newest entry would be appended to
-   * (creating it, empty, for a new index). Safe to run while the entry's record is being written.
+   * when they are not cached (making the index's folder meanwhile, on fs), and opens the segment a
+   * new newest entry would be appended to (creating it, empty, for a new index). Safe to run while
+   * the entry's record is being written.
    */
   prepare(name: string): Promise<void> {
     return this.#mutex.run(name, async () => {
       let state = this.#cache.get(name);
-      if (!state) this.#cache.set(name, (state = await this.#readState(name)));
+      if (!state) {
+        [state] = await Promise.all([this.#readState(name), this.#store.prepareKey(this.#segmentKey(name, 0))]);
+        this.#cache.set(name, state);
+      }
       const { dir } = state;
-      if (dir.segs.length === 0) this.#store.prepareAppend(this.#segmentKey(name, dir.next), !state.stored);
-      else if (state.tail < SEGMENT_SIZE) this.#store.prepareAppend(this.#segmentKey(name, dir.segs.at(-1)![0]), false);
+      if (dir.segs.length === 0) this.#store.prepareAppend(this.#segmentKey(name, dir.next));
+      else if (state.tail < SEGMENT_SIZE) this.#store.prepareAppend(this.#segmentKey(name, dir.segs.at(-1)![0]));
     });
   }
 

@@ -165,7 +165,8 @@ for (const transport of TRANSPORTS) {
     });
 
     it("answers 504 when the upstream exceeds its timeout", async () => {
-      fake.setNext({ delayMs: 1500 });
+      // Well past the 1 s timeout: undici checks its timers about every 0.5 s, later on a loaded machine.
+      fake.setNext({ delayMs: 5000 });
       const res = await h.request("/v1/chat/completions", postJson({ model: "openai/gpt-4o-mini", messages: [{ role: "user", content: "x" }] }));
       expect(res.status).toBe(504);
       expect(await res.json()).toMatchObject({ error: { type: "api_error", code: "upstream_timeout" } });

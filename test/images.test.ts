@@ -5,6 +5,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import OpenAI from "openai";
+import { createLogger } from "../core/src/logger.ts";
 import { postJson, startHarness, testConfig, TRANSPORTS, type Harness } from "./helpers/harness.ts";
 
 const PNG_SIGNATURE = "89504e470d0a1a0a";
@@ -111,3 +112,23 @@ for (const transport of TRANSPORTS) {
     });
   });
 }
+
+describe("image URLs in the log", () => {
+  it("the access log never holds an image URL's token", async () => {
+    const lines: string[] = [];
+    const h = await startHarness(testConfig({ echo: { plugin: "provider-echo", models: ["echo-1"] } }), "http", {
+      logger: createLogger({ level: "debug", format: "json", write: (text: string) => lines.push(text) }),
+    });
+    try {
+      const reply = await h.openai.images.generate({ model: "echo/echo-1", prompt: "secret", response_format: "url" });
+      const path = new URL(reply.data![0]!.url!).pathname;
+      expect((await h.request(path)).status).toBe(200);
+      h.router.logger.flush();
+      const token = path.split("/").at(-1)!.split(".")[0]!;
+      expect(lines.join("\n")).toContain("GET /files/images/[token]");
+      expect(lines.join("\n")).not.toContain(token);
+    } finally {
+      await h.close();
+    }
+  });
+});

@@ -35,7 +35,7 @@ function createAccessLog(logger: AppContext["logger"]) {
   return function logAccess(response: Response, event: H3Event): void {
     const { requestId, startedAt, principal, model } = event.context;
     const ms = Math.round((performance.now() - startedAt) * 10) / 10;
-    logger.info(`${event.req.method} ${event.url.pathname}`, {
+    logger.info(`${event.req.method} ${loggedPath(event.url.pathname)}`, {
       status: response.status,
       duration_ms: ms,
       ...(model && { model }),
@@ -44,6 +44,11 @@ function createAccessLog(logger: AppContext["logger"]) {
       request_id: requestId,
     });
   };
+}
+
+/** The path as logged: an image URL's token is its only credential, so it never reaches a log. */
+function loggedPath(path: string): string {
+  return path.startsWith(`${IMAGE_FILES_PATH}/`) ? `${IMAGE_FILES_PATH}/[token]` : path;
 }
 
 /** Maps what h3 hands the error hook to our error: ours as is, h3's own by status, the rest a 500. */
@@ -89,13 +94,13 @@ export function createApp(ctx: AppContext): H3 {
       const cause = error.cause ?? error;
       if (event.req.signal?.aborted && cause instanceof Error && cause.name === "AbortError") {
         // The client hung up: not a bug, and nobody is left to read a reply. 499 is for the log.
-        ctx.logger.debug(`client closed ${event.req.method} ${event.url.pathname}`, { request_id: event.context.requestId });
+        ctx.logger.debug(`client closed ${event.req.method} ${loggedPath(event.url.pathname)}`, { request_id: event.context.requestId });
         return new Response(null, { status: 499, headers: { "x-request-id": event.context.requestId } });
       }
       const mapped = toEnvelopeError(error, event);
       const requestId = event.context.requestId;
       if (mapped.status >= 500 && mapped.code === "internal_error") {
-        ctx.logger.error(`internal error on ${event.req.method} ${event.url.pathname}`, { request_id: requestId }, mapped.cause);
+        ctx.logger.error(`internal error on ${event.req.method} ${loggedPath(event.url.pathname)}`, { request_id: requestId }, mapped.cause);
       }
       return errorResponse(mapped, requestId, event.context.rateLimitHeaders);
     },

@@ -20,7 +20,8 @@
  * Environment: BENCH_PATHS=chat-json,… and BENCH_VIA=direct,modelmux,portkey select; BENCH_LOADS=1,50;
  * BENCH_SECONDS (4), BENCH_LATENCY_SECONDS (1), BENCH_ROUNDS (3), BENCH_STREAMS (1000, 0 skips);
  * BENCH_LOG_LEVEL (info); BENCH_MODELMUX_ROOT runs the modelmux of another checkout (a worktree of an
- * older commit, for before/after figures); BENCH_CPU_PROF=1 (`--cpu-prof`) or BENCH_HEAP_PROF=1 (`proxy/heap-sampler.mjs`)
+ * older commit, for before/after figures); BENCH_NODE_FLAGS adds `node` flags to modelmux's process
+ * (e.g. `--max-semi-space-size=4`); BENCH_CPU_PROF=1 (`--cpu-prof`) or BENCH_HEAP_PROF=1 (`proxy/heap-sampler.mjs`)
  * profile the modelmux process into bench/results/profiles/ (written when it stops);
  * `npx tsx bench/proxy/profile-summary.ts <file>` reads them.
  */
@@ -161,6 +162,7 @@ const scenario: Scenario = {
       const servers: Servers = { upstream: upstream.url };
       if (SELECTED_VIAS.includes("direct")) servers.direct = upstream.url;
       const nodeFlags = [
+        ...(process.env.BENCH_NODE_FLAGS?.split(" ").filter(Boolean) ?? []),
         ...(process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${PROFILES}`] : []),
         ...(process.env.BENCH_HEAP_PROF ? ["--import", fileURLToPath(new URL("./proxy/heap-sampler.mjs", import.meta.url))] : []),
       ];

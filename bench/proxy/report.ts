@@ -63,7 +63,7 @@ export interface StreamsResult {
 }
 
 const mb = (value: number) => (Number.isFinite(value) ? `${value.toFixed(0)} MB` : "");
-const ratio = (value: number) => (Number.isFinite(value) ? `${value.toFixed(value < 1 ? 2 : 1)}×` : "");
+const ratio = (value: number) => (Number.isFinite(value) ? `${value.toFixed(value < 10 ? 2 : 1)}×` : "");
 const added = (value: number) => `${value >= 0 ? "+" : ""}${value.toFixed(2)} ms`;
 const best = (rounds: number[]) => Math.max(...rounds);
 

@@ -27,6 +27,21 @@ const openFile = (path: string) => call<number>((done) => fs.open(path, "w", don
 const closeFile = (fd: number) => call((done) => fs.close(fd, done));
 const rename = (from: string, to: string) => call((done) => fs.rename(from, to, done));
 const makeDirectory = (path: string) => call((done) => fs.mkdir(path, { recursive: true }, (error) => done(error)));
+const makeOneDirectory = (path: string) => call((done) => fs.mkdir(path, (error) => done(error)));
+
+/** Makes `folder`; `true` when it did not exist before. */
+async function makeFolder(folder: string): Promise<boolean> {
+  try {
+    await makeOneDirectory(folder);
+    return true;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "EEXIST") return false;
+    if (code !== "ENOENT") throw error;
+    await makeDirectory(folder); // its parent is missing too, so it was
+    return true;
+  }
+}
 const removeFile = (path: string) => call((done) => fs.rm(path, { force: true }, done));
 
 /** Writes all of `data` at the descriptor's position (a short write goes on from where it stopped). */
@@ -166,7 +181,7 @@ export function atomicFsDriver(base: string): AppendingDriver {
     },
     setItemRaw: undefined,
     appendItem: (key, text) => appends.append(pathOf(key), text),
-    prepareKey: (key) => makeDirectory(dirname(pathOf(key))),
+    prepareKey: (key) => makeFolder(dirname(pathOf(key))),
     prepareAppend: (key) => appends.open(pathOf(key)),
     removeItem(key, options) {
       appends.forget(pathOf(key));

@@ -18,8 +18,12 @@ export interface KvStore {
    * `fs.appendFile`; on other drivers a read, a concatenation and a write.
    */
   append(key: string, text: string): Promise<void>;
-  /** Lets a later write of `key` skip its set-up: fs makes the key's folder. Harmless when it exists. */
-  prepareKey(key: string): Promise<void>;
+  /**
+   * Lets a later write of `key` skip its set-up: fs makes the key's folder. Resolves `true` when
+   * that shows nothing is stored in the folder (fs: the folder did not exist), `false` when it
+   * cannot tell (the folder existed; other drivers).
+   */
+  prepareKey(key: string): Promise<boolean>;
   /** A hint that `append(key)` comes soon: fs opens (or creates, empty) the file meanwhile. */
   prepareAppend(key: string): void;
   remove(key: string): Promise<void>;
@@ -31,8 +35,8 @@ const asText = (value: unknown): string | undefined => (typeof value === "string
 /** A driver that can append to a value in place, as `atomicFsDriver` can. */
 export interface AppendingDriver extends Driver {
   appendItem(key: string, text: string): Promise<void>;
-  /** Makes the folder of `key`. */
-  prepareKey(key: string): Promise<void>;
+  /** Makes the folder of `key`; `true` when it did not exist. */
+  prepareKey(key: string): Promise<boolean>;
   /** Opens (or creates, empty) the file of `key` for a coming `appendItem`. */
   prepareAppend(key: string): void;
 }
@@ -69,7 +73,7 @@ export function driverStore(driver: Driver, prefix: string): KvStore {
       await driver.setItem(full(key), (asText(await driver.getItem(full(key))) ?? "") + text, {});
     },
     async prepareKey(key) {
-      if (canAppend(driver)) await driver.prepareKey(full(key));
+      return canAppend(driver) ? driver.prepareKey(full(key)) : false;
     },
     prepareAppend(key) {
       if (canAppend(driver)) driver.prepareAppend(full(key));

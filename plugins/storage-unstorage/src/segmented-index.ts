@@ -43,6 +43,9 @@ interface IndexState {
   tail: number;
 }
 
+/** The state of an index nothing was ever added to. */
+const newIndex = (): IndexState => ({ dir: { next: 0, segs: [] }, stored: false, tail: 0 });
+
 /** The directory of an index that has a segment 0 and no directory file. */
 const loneSegment = (): Directory => ({ next: 1, segs: [[0, ""]] });
 
@@ -91,16 +94,18 @@ export class SegmentedIndexes {
   }
 
   /**
-   * Gets an index ready for an insert without adding anything: reads the directory and tail count
-   * when they are not cached (making the index's folder meanwhile, on fs), and opens the segment a
-   * new newest entry would be appended to (creating it, empty, for a new index). Safe to run while
-   * the entry's record is being written.
+   * Gets an index ready for an insert without adding anything: when its directory and tail count
+   * are not cached, makes its folder (fs) and reads them, unless the folder was new, which means
+   * the index is too; then opens the segment a new newest entry would be appended to (creating
+   * it, empty, for a new index). Safe to run while the entry's record is being written.
    */
   prepare(name: string): Promise<void> {
     return this.#mutex.run(name, async () => {
       let state = this.#cache.get(name);
       if (!state) {
-        [state] = await Promise.all([this.#readState(name), this.#store.prepareKey(this.#segmentKey(name, 0))]);
+        // Every file of an index is in its own folder, and written under this mutex only.
+        const isNew = await this.#store.prepareKey(this.#segmentKey(name, 0));
+        state = isNew ? newIndex() : await this.#readState(name);
         this.#cache.set(name, state);
       }
       const { dir } = state;
@@ -303,7 +308,7 @@ export class SegmentedIndexes {
     const [dirText, headText] = await Promise.all([this.#store.get(`i:${name}:dir`), this.#store.get(this.#segmentKey(name, 0))]);
     if (dirText === undefined) {
       const head = parseSegment(headText);
-      return head === undefined ? { dir: { next: 0, segs: [] }, stored: false, tail: 0 } : { dir: loneSegment(), stored: false, tail: head.length };
+      return head === undefined ? newIndex() : { dir: loneSegment(), stored: false, tail: head.length };
     }
     const dir = JSON.parse(dirText) as Directory;
     const tail = dir.segs.at(-1)?.[0];

@@ -1,12 +1,13 @@
 /**
- * modelmux against a direct call and against Portkey's gateway (issue 7). Three servers, each in its
+ * modelmux against a direct call and against Portkey's gateway (issue 7). Four servers, each in its
  * own process on 127.0.0.1: a fake OpenAI/Anthropic upstream with fixed replies (20-chunk streams),
+ * a Node proxy that only copies bytes (`proxy/node-proxy.ts`: the ceiling of any Node router here),
  * modelmux (`modelmux serve` on a generated config, default `info` access log to a file) and
  * Portkey's gateway (`@portkey-ai/gateway` 1.15.2, installed into bench/portkey/ on first use). The
  * load generator runs here. For each path (chat JSON and stream; modelmux's Anthropic translation,
  * JSON and stream; the responses pass-through, JSON and stream), the same requests are sent straight
- * to the upstream, through modelmux and through Portkey, interleaved in rounds so that drift on a
- * shared machine hits all three alike:
+ * to the upstream, through the Node proxy, through modelmux and through Portkey, interleaved in rounds
+ * so that drift on a shared machine hits them all alike:
  *
  * 1. Latency, 1 connection: ROUNDS rounds of LATENCY_SECONDS per way (after 300 requests or 1 s each),
  *    requests one after another; p50/p99 of the whole reply and of a stream's first byte.
@@ -17,8 +18,8 @@
  * 3. modelmux's idle RSS (after start, before any load), and STREAMS (1,000) streams held open at
  *    once (the upstream sends the first chunk, then waits): RSS with all open, errors once released.
  *
- * Environment: BENCH_PATHS=chat-json,… and BENCH_VIA=direct,modelmux,portkey select; BENCH_LOADS=1,50;
- * BENCH_SECONDS (4), BENCH_LATENCY_SECONDS (1), BENCH_ROUNDS (3), BENCH_STREAMS (1000, 0 skips);
+ * Environment: BENCH_PATHS=chat-json,… and BENCH_VIA=direct,node,modelmux,portkey select; BENCH_LOADS=1,50;
+ * BENCH_SECONDS (3), BENCH_LATENCY_SECONDS (1), BENCH_ROUNDS (3), BENCH_STREAMS (1000, 0 skips);
  * BENCH_LOG_LEVEL (info); BENCH_MODELMUX_ROOT runs the modelmux of another checkout (a worktree of an
  * older commit, for before/after figures); BENCH_NODE_FLAGS adds `node` flags to modelmux's process
  * (e.g. `--max-semi-space-size=4`); BENCH_CPU_PROF=1 (`--cpu-prof`) or BENCH_HEAP_PROF=1 (`proxy/heap-sampler.mjs`)
@@ -34,10 +35,10 @@ import { latencyRun, throughputRun, type RequestSpec } from "./proxy/load.ts";
 import { checkReply, MODELMUX_KEY, PATHS, requestFor, VIAS, type PathSpec, type Servers, type Via } from "./proxy/paths.ts";
 import type { BenchProcess } from "./proxy/processes.ts";
 import { buildRows, type LatencyResult, type PathResult, type StreamsResult, type ThroughputResult } from "./proxy/report.ts";
-import { installPortkey, startModelmux, startPortkey, startUpstream } from "./proxy/servers.ts";
+import { installPortkey, startModelmux, startNodeProxy, startPortkey, startUpstream } from "./proxy/servers.ts";
 
 const list = (name: string, all: readonly string[]) => (process.env[name] ? process.env[name]!.split(",").filter((x) => all.includes(x)) : [...all]);
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const LATENCY_SECONDS = Number(process.env.BENCH_LATENCY_SECONDS ?? 1);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 1000);
@@ -145,7 +146,7 @@ async function holdStreams(count: number, modelmux: BenchProcess, upstream: stri
 }
 
 const scenario: Scenario = {
-  description: "modelmux vs a direct call vs Portkey's gateway: latency at 1 connection, throughput at 50, CPU and memory",
+  description: "modelmux vs a direct call, a byte-copying Node proxy and Portkey's gateway: latency at 1 connection, throughput at 50, CPU and memory",
   async run() {
     const load: Load = { before: loadavg() };
     say(`load average ${load.before.map((x) => x.toFixed(2)).join(" ")} (2 cores: more than ~0.5 means someone else is busy)`);
@@ -161,6 +162,13 @@ const scenario: Scenario = {
       const routers: Partial<Record<Via, BenchProcess>> = {};
       const servers: Servers = { upstream: upstream.url };
       if (SELECTED_VIAS.includes("direct")) servers.direct = upstream.url;
+      if (SELECTED_VIAS.includes("node")) {
+        const node = await startNodeProxy(upstream.url);
+        processes.push(node);
+        routers.node = node;
+        servers.node = node.url;
+        say(`Node proxy (copies bytes: the ceiling) at ${node.url}`);
+      }
       const nodeFlags = [
         ...(process.env.BENCH_NODE_FLAGS?.split(" ").filter(Boolean) ?? []),
         ...(process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${PROFILES}`] : []),

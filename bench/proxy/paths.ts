@@ -1,14 +1,16 @@
 /**
  * What the proxy benchmark sends, per path and per way through: straight to the fake upstream
- * (`direct`), through modelmux, or through Portkey's gateway (routed to the fake upstream with
+ * (`direct`), through a Node proxy that only copies bytes (`node`: the same requests as direct),
+ * through modelmux, or through Portkey's gateway (routed to the fake upstream with
  * `x-portkey-provider` and `x-portkey-custom-host`, both on 127.0.0.1). Every request of a path
  * asks for the same reply, so the three differ only by the router in between.
  */
 import type { RequestSpec } from "./load.ts";
 import { EXPECT } from "./replies.ts";
 
-export type Via = "direct" | "modelmux" | "portkey";
-export const VIAS: readonly Via[] = ["direct", "modelmux", "portkey"];
+export type Via = "direct" | "node" | "modelmux" | "portkey";
+/** `node` is a Node proxy that only copies bytes (`node-proxy.ts`): the ceiling for any Node router. */
+export const VIAS: readonly Via[] = ["direct", "node", "modelmux", "portkey"];
 
 /** How the issue's targets treat a path. */
 export type PathKind = "json" | "pass-through stream" | "translated stream";
@@ -42,6 +44,8 @@ export interface Servers {
   upstream: string;
   /** The upstream again, when direct calls are measured. */
   direct?: string;
+  /** The byte-copying Node proxy in front of the upstream. */
+  node?: string;
   modelmux?: string;
   portkey?: string;
 }
@@ -60,6 +64,8 @@ function chatBody(model: string, stream: boolean): string {
 export function requestFor(path: PathSpec, via: Via, servers: Servers): RequestSpec | undefined {
   const base = servers[via];
   if (!base) return undefined;
+  // The Node proxy forwards requests as they come: it gets the direct ones.
+  if (via === "node") via = "direct";
   const family = path.name.split("-")[0]!;
   const portkey = (provider: string, key: string) => ({
     ...JSON_TYPE,

@@ -1,6 +1,8 @@
 /**
  * The proxy benchmark's table and the issue's targets. One row per path, way through and load;
  * modelmux's rows carry the targets that apply to them (a missed one is marked ✗) and one verdict.
+ * `vs direct`, `vs node` and `vs Portkey` compare at 1 connection the added p50 (first byte for a
+ * stream) or its ratio, at 50 connections the best req/s.
  */
 import { ms, verdict, type Row, type Summary } from "../lib.ts";
 import type { PathKind, PathSpec, Via } from "./paths.ts";
@@ -99,6 +101,7 @@ function latencyRows(result: PathResult): Row[] {
       "first byte": path.stream ? ms(l.firstByte.p50) : "",
       errors: String(l.errors),
       "vs direct": via === "direct" || !Number.isFinite(overDirect) ? "" : added(overDirect),
+      "vs node": via === "modelmux" && latency.has("node") ? added(key("modelmux") - key("node")) : "",
       "vs Portkey": via === "modelmux" ? ratio(key("modelmux") / key("portkey")) : "",
       ...checks.cells(),
     };
@@ -131,6 +134,7 @@ function throughputRows(result: PathResult): Row[] {
       RSS: mb(t.peakMb),
       "CPU/req": Number.isFinite(cpuUs) ? `${cpuUs.toFixed(0)} µs` : "",
       "vs direct": via === "direct" ? "" : ratio(rps(via) / rps("direct")),
+      "vs node": via === "modelmux" ? ratio(rps("modelmux") / rps("node")) : "",
       "vs Portkey": via === "modelmux" ? ratio(rps("modelmux") / rps("portkey")) : "",
       ...checks.cells(),
     };
@@ -164,5 +168,5 @@ export function buildRows(results: PathResult[], extra: { idle: Record<string, n
       note: `${s.opened} opened at once${s.timedOut ? " (timed out waiting for the rest)" : ""}; RSS ${mb(s.rssMb)} while open`,
     });
   }
-  return rows.map((row) => ({ path: "", via: "", conns: "", "req/s": "", p50: "", p99: "", "first byte": "", errors: "", RSS: "", "CPU/req": "", "vs direct": "", "vs Portkey": "", target: "", result: "", note: "", ...row }));
+  return rows.map((row) => ({ path: "", via: "", conns: "", "req/s": "", p50: "", p99: "", "first byte": "", errors: "", RSS: "", "CPU/req": "", "vs direct": "", "vs node": "", "vs Portkey": "", target: "", result: "", note: "", ...row }));
 }

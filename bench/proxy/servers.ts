@@ -1,5 +1,6 @@
 /**
- * Starting the servers of the proxy benchmark, each in its own process: the fake upstream, modelmux
+ * Starting the servers of the proxy benchmark, each in its own process: the fake upstream, a Node
+ * proxy that only copies bytes (the ceiling), modelmux
  * (`modelmux serve` on a generated YAML config, as a user runs it) and Portkey's gateway (installed
  * into `bench/portkey/` on first use; never imported, so a clone without it still type-checks).
  */
@@ -21,6 +22,16 @@ export async function startUpstream(): Promise<BenchProcess> {
   return startProcess({
     name: "fake-upstream",
     args: [...TSX, fileURLToPath(new URL("./fake-upstream.ts", import.meta.url))],
+    stdout: "pipe",
+    ready: async (child) => `http://127.0.0.1:${(await firstJsonLine<{ port: number }>(child)).port}`,
+  });
+}
+
+/** The byte-copying Node proxy in front of the upstream: the practical ceiling (`node-proxy.ts`). */
+export async function startNodeProxy(upstream: string): Promise<BenchProcess> {
+  return startProcess({
+    name: "node-proxy",
+    args: [...TSX, fileURLToPath(new URL("./node-proxy.ts", import.meta.url)), upstream],
     stdout: "pipe",
     ready: async (child) => `http://127.0.0.1:${(await firstJsonLine<{ port: number }>(child)).port}`,
   });

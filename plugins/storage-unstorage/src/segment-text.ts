@@ -38,11 +38,23 @@ export function parseSegment(text: string | undefined): string[] | undefined {
   if (text === undefined) return undefined;
   const lines = text.split("\n");
   const entries: string[] = [];
-  if (lines[0]!.startsWith("[")) entries.push(...(JSON.parse(lines.shift()!) as string[]));
-  for (const line of lines) {
-    const entry = line.length === 0 ? undefined : decodeLine(line);
-    if (entry !== undefined) entries.push(entry);
+  let ordered = true;
+  const add = (entry: string | undefined) => {
+    if (entry === undefined || !isIndexEntry(entry)) return;
+    if (entries.length > 0 && entry < entries[entries.length - 1]!) ordered = false;
+    entries.push(entry);
+  };
+  let first = 0;
+  if (lines[0]!.startsWith("[")) {
+    for (const entry of JSON.parse(lines[0]!) as string[]) add(entry);
+    first = 1;
   }
-  const sorted = entries.filter(isIndexEntry).sort();
-  return sorted.filter((entry, i) => i === 0 || entry !== sorted[i - 1]);
+  for (let i = first; i < lines.length; i++) if (lines[i]!.length > 0) add(decodeLine(lines[i]!));
+  // Appends arrive mostly in order: sort only when not. The default order is by UTF-16 code units,
+  // as `<` compares, and measured faster here on these strings than any comparator function.
+  if (!ordered) entries.sort();
+  let kept = 0;
+  for (const entry of entries) if (kept === 0 || entry !== entries[kept - 1]) entries[kept++] = entry;
+  entries.length = kept;
+  return entries;
 }

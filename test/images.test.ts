@@ -5,7 +5,12 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import OpenAI from "openai";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createLogger } from "../core/src/logger.ts";
+import { deletePrefix, REDIS_URL, redisGate } from "../plugins/storage-unstorage/test/redis-gate.ts";
 import { postJson, startHarness, testConfig, TRANSPORTS, type Harness } from "./helpers/harness.ts";
 
 const PNG_SIGNATURE = "89504e470d0a1a0a";
@@ -129,6 +134,49 @@ describe("image URLs in the log", () => {
       expect(lines.join("\n")).not.toContain(token);
     } finally {
       await h.close();
+    }
+  });
+});
+
+const { skip: redisSkip } = await redisGate("image URLs across routers (redis)");
+
+describe("image URLs kept by the storage plugin", () => {
+  const echo = { echo: { plugin: "provider-echo", models: ["echo-1"] } };
+
+  it.skipIf(redisSkip !== undefined)("two routers behind one Redis: a URL from one is served by the other", async () => {
+    const prefix = `modelmux-test-img-e2e:${randomBytes(4).toString("hex")}`;
+    const storage = { plugin: "storage-unstorage", options: { driver: "redis", url: REDIS_URL, prefix } };
+    const a = await startHarness(testConfig(echo, { storage }), "http");
+    const b = await startHarness(testConfig(echo, { storage }), "http");
+    try {
+      const reply = await a.openai.images.generate({ model: "echo/echo-1", prompt: "shared", response_format: "url" });
+      const res = await b.request(new URL(reply.data![0]!.url!).pathname);
+      expect(res.status).toBe(200);
+      expect(Buffer.from(await res.arrayBuffer()).subarray(0, 8).toString("hex")).toBe(PNG_SIGNATURE);
+    } finally {
+      await a.close();
+      await b.close();
+      await deletePrefix(prefix);
+    }
+  });
+
+  it("on fs, a URL keeps working after a router restart", async () => {
+    const base = mkdtempSync(join(tmpdir(), "modelmux-img-e2e-"));
+    const storage = { plugin: "storage-unstorage", options: { driver: "fs", base } };
+    try {
+      const first = await startHarness(testConfig(echo, { storage }), "fetch");
+      const reply = await first.openai.images.generate({ model: "echo/echo-1", prompt: "kept", response_format: "url" });
+      await first.close();
+      const second = await startHarness(testConfig(echo, { storage }), "fetch");
+      try {
+        const res = await second.request(new URL(reply.data![0]!.url!).pathname);
+        expect(res.status).toBe(200);
+        expect(res.headers.get("content-type")).toBe("image/png");
+      } finally {
+        await second.close();
+      }
+    } finally {
+      rmSync(base, { recursive: true, force: true });
     }
   });
 });

@@ -183,6 +183,14 @@ export function atomicFsDriver(base: string): AppendingDriver {
     appendItem: (key, text) => appends.append(pathOf(key), text),
     prepareKey: (key) => makeFolder(dirname(pathOf(key))),
     prepareAppend: (key) => appends.open(pathOf(key)),
+    async listFolder(key) {
+      // Only the names directly in the folder: unstorage's getKeys would walk the whole tree.
+      const names = await fs.promises.readdir(pathOf(key)).catch((error: NodeJS.ErrnoException) => {
+        if (error.code === "ENOENT") return [] as string[];
+        throw error;
+      });
+      return names.filter((name) => !name.startsWith("."));
+    },
     removeItem(key, options) {
       appends.forget(pathOf(key));
       return inner.removeItem!(key, options);

@@ -6,7 +6,8 @@
 import type { CompletionListQuery, CompletionPage, PluginContext, Storage, StoredCompletion } from "@modelmux/core";
 import type { Driver } from "unstorage";
 import { guarded } from "./errors.ts";
-import { indexEntry, indexesOf, keySegment, kvIndexNames, nextOrderKey, ttlCutoff } from "./keys.ts";
+import { kvImages } from "./images.ts";
+import { indexEntry, indexesOf, keySegment, kvIndexNames, nextOrderKey, parseEntry, ttlCutoff } from "./keys.ts";
 import { driverStore } from "./kv-store.ts";
 import { KeyedMutex } from "./mutex.ts";
 import { collectPage, type EntryVerdict } from "./page.ts";
@@ -40,9 +41,17 @@ export function createKvStorage({ driver, prefix, ttlMs, logger }: KvStorageOpti
     void run.finally(() => background.delete(run));
   }
 
+  const images = kvImages(store, () => store.list("img"), later);
+
   function verdict(record: StoredRecord | undefined, entry: string, query: CompletionListQuery): EntryVerdict {
     if (!isCurrent(record, entry) || isExpired(record, ttlMs)) return "stale";
     return matchesQuery(record, query) ? "match" : "skip";
+  }
+
+  /** The entries whose records still do not back them, read again. */
+  async function stillStale(entries: string[]): Promise<string[]> {
+    const records = (await store.getMany(entries.map((entry) => recordKey(parseEntry(entry).id)))).map(decodeRecord);
+    return entries.filter((entry, i) => !isCurrent(records[i], entry) || isExpired(records[i]!, ttlMs));
   }
 
   async function readRecord(id: string): Promise<StoredRecord | undefined> {
@@ -118,7 +127,7 @@ export function createKvStorage({ driver, prefix, ttlMs, logger }: KvStorageOpti
             source: indexes.walk(name, dirs[best]!, query.order, after, ttlCutoff(ttlMs)),
             fetch: async (ids) => (await store.getMany(ids.map(recordKey))).map(decodeRecord),
             check: (record, entry) => verdict(record, entry, query),
-            onStale: (entries) => later("compacting an index", () => indexes.remove(name, entries)),
+            onStale: (entries) => later("compacting an index", () => indexes.remove(name, entries, stillStale)),
           },
           query.limit,
         );
@@ -148,6 +157,9 @@ export function createKvStorage({ driver, prefix, ttlMs, logger }: KvStorageOpti
           return true;
         }),
       ),
+
+    saveImage: (key, image) => guarded("saveImage", () => images.saveImage(key, image)),
+    getImage: (key) => guarded("getImage", () => images.getImage(key)),
 
     async close() {
       while (background.size > 0) await Promise.all([...background]);

@@ -27,6 +27,8 @@ export interface KvStore {
   /** A hint that `append(key)` comes soon: fs opens (or creates, empty) the file meanwhile. */
   prepareAppend(key: string): void;
   remove(key: string): Promise<void>;
+  /** The keys directly under `folder` (`img` lists `img:<name>`), as the names after the folder. */
+  list(folder: string): Promise<string[]>;
   dispose(): Promise<void>;
 }
 
@@ -39,6 +41,8 @@ export interface AppendingDriver extends Driver {
   prepareKey(key: string): Promise<boolean>;
   /** Opens (or creates, empty) the file of `key` for a coming `appendItem`. */
   prepareAppend(key: string): void;
+  /** The names of the files directly in the folder of `key`. */
+  listFolder(key: string): Promise<string[]>;
 }
 
 const canAppend = (driver: Driver): driver is AppendingDriver => typeof (driver as Partial<AppendingDriver>).appendItem === "function";
@@ -77,6 +81,12 @@ export function driverStore(driver: Driver, prefix: string): KvStore {
     },
     prepareAppend(key) {
       if (canAppend(driver)) driver.prepareAppend(full(key));
+    },
+    async list(folder) {
+      if (canAppend(driver)) return driver.listFolder(full(folder));
+      const start = `${full(folder)}:`;
+      const keys = (await driver.getKeys(full(folder), {})) as string[];
+      return keys.filter((key) => key.startsWith(start) && !key.slice(start.length).includes(":")).map((key) => key.slice(start.length));
     },
     async remove(key) {
       await driver.removeItem?.(full(key), {});

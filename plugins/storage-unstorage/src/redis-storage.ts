@@ -15,6 +15,7 @@ import type { CompletionPage, PluginContext, Storage } from "@modelmux/core";
 import type { ChainableCommander, Redis } from "ioredis";
 import redisDriver from "unstorage/drivers/redis";
 import { guarded, storageError } from "./errors.ts";
+import { redisImages } from "./images.ts";
 import { indexEntry, indexesOf, nextOrderKey, ttlCutoff, type IndexNames } from "./keys.ts";
 import { collectPage, type EntrySource } from "./page.ts";
 import { decodeRecord, encodeRecord, isCurrent, isExpired, matchesQuery, type StoredRecord } from "./record.ts";
@@ -65,6 +66,7 @@ export function createRedisStorage({ url, prefix, ttlMs, logger }: RedisStorageO
   };
   const recordKey = (id: string) => `${prefix}:c:${id}`;
   const background = new Set<Promise<unknown>>();
+  const images = redisImages(redis, prefix);
 
   async function readRecord(id: string): Promise<StoredRecord | undefined> {
     const record = decodeRecord(await redis().get(recordKey(id)));
@@ -190,6 +192,9 @@ export function createRedisStorage({ url, prefix, ttlMs, logger }: RedisStorageO
         // Two routers deleting at once: only the one whose DEL removed the key says true.
         return deleted === 1;
       }),
+
+    saveImage: (key, image) => guarded("saveImage", () => images.saveImage(key, image)),
+    getImage: (key) => guarded("getImage", () => images.getImage(key)),
 
     async close() {
       while (background.size > 0) await Promise.all([...background]);

@@ -187,10 +187,14 @@ export class SegmentedIndexes {
   }
 
   /** Removes entries (stale ones, found by a list); a segment left empty leaves the directory. */
-  remove(name: string, entries: string[]): Promise<void> {
+  remove(name: string, entries: string[], confirm?: (entries: string[]) => Promise<string[]>): Promise<void> {
     return this.#withState(name, async (state) => {
       const { dir } = state;
       if (dir.segs.length === 0) return;
+      // Judged stale by a reader before this turn came: look again now that no insert can run
+      // for this index, so an entry written back meanwhile (a record saved again) is kept.
+      if (confirm) entries = await confirm(entries);
+      if (entries.length === 0) return;
       const bySegment = new Map<number, string[]>();
       for (const entry of entries) {
         const at = locate(dir, entry);

@@ -8,3 +8,4 @@ export type { ConformanceUpstream, ReceivedRequest, ScriptedReply, UpstreamReque
 export { parseChunks, readSseData, streamedText, streamedToolCalls } from "./sse-client.ts";
 export { testStorage, sampleCompletion, type StorageConformanceOptions } from "./test-storage.ts";
 export { testRateLimiter, type RateLimiterConformanceOptions } from "./test-rate-limiter.ts";
+export { thrown } from "./thrown.ts";

@@ -1,21 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { ModelmuxError, type ChatMessage, type ChatRequest } from "@modelmux/core";
+import { type ChatMessage, type ChatRequest } from "@modelmux/core";
 import { parseToolArguments, toAnthropicRequest, toImageBlock, toMessages, toSystem, toToolChoice, toTools } from "../src/request.ts";
+import { thrown } from "@modelmux/core/testing";
 
 const OPTIONS = { defaultMaxTokens: 4096 };
 const build = (extra: Partial<ChatRequest>, model = "claude-sonnet-4-5") =>
   toAnthropicRequest({ model: "anthropic/x", messages: [{ role: "user", content: "Hi" }], ...extra }, model, OPTIONS);
 const call = (id: string, name: string, args: string) => ({ id, type: "function" as const, function: { name, arguments: args } });
-
-function thrown(fn: () => unknown): ModelmuxError {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ModelmuxError);
-    return error as ModelmuxError;
-  }
-  throw new Error("expected a throw");
-}
 
 describe("toAnthropicRequest: basics", () => {
   it("sends the bare model, the default max_tokens and a plain user turn as a string", () => {

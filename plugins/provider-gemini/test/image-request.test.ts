@@ -1,20 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { ModelmuxError, type ImageGenerationRequest } from "@modelmux/core";
+import { type ImageGenerationRequest } from "@modelmux/core";
 import { geminiImageOptions, imageCount, imageFamily, toAspectRatio, toGeminiImageRequest, toImagenRequest } from "../src/image-request.ts";
+import { thrown } from "@modelmux/core/testing";
 
 const gemini = { provider: "gemini", model: "gemini-2.5-flash-image" };
 const imagen = { provider: "gemini", model: "imagen-4.0-generate-001" };
 const ask = (extra: Partial<ImageGenerationRequest> = {}): ImageGenerationRequest => ({ model: "m", prompt: "a red fox", ...extra });
-
-function thrown(fn: () => unknown): ModelmuxError {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ModelmuxError);
-    return error as ModelmuxError;
-  }
-  throw new Error("expected a throw");
-}
 
 describe("families and options", () => {
   it.each([

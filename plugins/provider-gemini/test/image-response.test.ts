@@ -1,20 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { ModelmuxError } from "@modelmux/core";
 import { mapImageUsage, readGeminiImages, readImagenImages, toImagesResponse, type ImageHarvest } from "../src/image-response.ts";
+import { thrown } from "@modelmux/core/testing";
 
 const PNG = "iVBORw0KGgo=";
 const JPEG = "/9j/4AAQ";
 const png = (data = PNG) => ({ inlineData: { mimeType: "image/png", data } });
-
-function thrown(fn: () => unknown): ModelmuxError {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ModelmuxError);
-    return error as ModelmuxError;
-  }
-  throw new Error("expected a throw");
-}
 
 describe("readGeminiImages", () => {
   it("takes the image parts, not thought images or text, and maps usage", () => {

@@ -1,22 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { ModelmuxError, type ChatMessage, type ChatRequest } from "@modelmux/core";
+import { type ChatMessage, type ChatRequest } from "@modelmux/core";
 import { imagePart, mimeTypeFromUrl, SKIP_THOUGHT_SIGNATURE, toContents, toolArgs, toolResponse } from "../src/contents.ts";
 import { toGeminiRequest, toGenerationConfig, toToolConfig, toTools } from "../src/request.ts";
+import { thrown } from "@modelmux/core/testing";
 
 const MODEL = "gemini-2.5-flash";
 const req = (messages: ChatMessage[], extra: Partial<ChatRequest> = {}): ChatRequest => ({ model: MODEL, messages, ...extra });
 const weather = { type: "function" as const, function: { name: "get_weather", description: "Weather for a city", parameters: { type: "object", properties: { city: { type: "string" } } } } };
 const assistantCall = (id: string, name: string, args: string): ChatMessage => ({ role: "assistant", content: null, tool_calls: [{ id, type: "function", function: { name, arguments: args } }] });
-
-function thrown(fn: () => unknown): ModelmuxError {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ModelmuxError);
-    return error as ModelmuxError;
-  }
-  throw new Error("expected a throw");
-}
 
 describe("toContents: roles and turns", () => {
   it("maps user to user and assistant to model", () => {

@@ -5,7 +5,8 @@
  */
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { postJson, startHarness, testConfig, TRANSPORTS, type Harness } from "./helpers/harness.ts";
+import { createRouter } from "@modelmux/core";
+import { postJson, silentLogger, startHarness, testConfig, TRANSPORTS, type Harness } from "./helpers/harness.ts";
 
 for (const transport of TRANSPORTS) {
   describe(`responses via provider-echo (${transport})`, () => {
@@ -126,6 +127,29 @@ describe("responses API off", () => {
       const res = await h.request("/v1/responses", postJson({ model: "echo/echo-1", input: "x" }));
       expect(res.status).toBe(404);
       expect(((await res.json()) as { error: { message: string } }).error.message).toContain("responses.provider");
+    } finally {
+      await h.close();
+    }
+  });
+
+  it("a responses.provider that names no configured provider stops the start, naming the key", async () => {
+    const config = testConfig({ echo: { plugin: "provider-echo", models: ["echo-1"] } }, { responses: { provider: "opnai" } });
+    await expect(createRouter(config, { logger: silentLogger() })).rejects.toThrow(/responses\.provider: 'opnai' is not a configured provider/);
+  });
+
+  it("a responses provider skipped for a missing variable leaves the API off and says why", async () => {
+    const h = await startHarness(
+      testConfig(
+        { echo: { plugin: "provider-echo", models: ["echo-1"] }, openai: { plugin: "provider-openai", requires_env: ["MODELMUX_TEST_UNSET_KEY"], models: ["gpt-4.1"] } },
+        { responses: { provider: "openai" } },
+      ),
+      "fetch",
+      { env: {} },
+    );
+    try {
+      const res = await h.request("/v1/responses", postJson({ model: "echo/echo-1", input: "x" }));
+      expect(res.status).toBe(404);
+      expect(((await res.json()) as { error: { message: string } }).error.message).toContain("requires MODELMUX_TEST_UNSET_KEY");
     } finally {
       await h.close();
     }

@@ -57,7 +57,7 @@ export {
   type UpstreamRequest,
   type UpstreamErrorReply,
 } from "./upstream-call.ts";
-export { readSseEvents, type EventSourceMessage } from "./sse-parse.ts";
+export { readSseEventBatches, readSseEvents, type EventSourceMessage } from "./sse-parse.ts";
 export { replyBody } from "./responses/reply-body.ts";
 export type * from "./types/chat.ts";
 export type { ModelmuxConfig, ProviderConfig } from "./config/types.ts";

@@ -59,6 +59,13 @@ export interface Provider {
    */
   chatStream(request: ChatRequest, call: ProviderCall): Promise<AsyncIterable<ChatStreamItem>>;
   /**
+   * Optional, and used by the core instead of `chatStream` when present: the same stream in
+   * batches, each batch the items of one upstream read (never empty), which the core frames and
+   * writes at once. For providers that read many items per read (an OpenAI-compatible SSE body
+   * brings a dozen or more): one async step per read instead of one per item.
+   */
+  chatStreamBatches?(request: ChatRequest, call: ProviderCall): Promise<AsyncIterable<readonly ChatStreamItem[]>>;
+  /**
    * Image generation, for models with the `images` capability. `request.model` is the bare id.
    * Return base64 (`b64_json`) or URLs as the upstream gives them: when the client asked for
    * `response_format: url` and gets base64, the core keeps the image and serves a URL itself.

@@ -2,7 +2,7 @@
  * Reading Server-Sent Events from an upstream reply body, for provider plugins. Parsing is done by
  * eventsource-parser on the Node Readable directly: no web streams.
  */
-import { createParser, type EventSourceMessage } from "eventsource-parser";
+import { createParser, type EventSourceMessage, type ParseError } from "eventsource-parser";
 import type { Readable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
 
@@ -17,15 +17,20 @@ const MAX_EVENT_BYTES = 8 * 1024 * 1024;
  * for await (const { event, data } of readSseEvents(res.body)) if (data !== "[DONE]") handle(JSON.parse(data));
  */
 export async function* readSseEvents(body: Readable): AsyncGenerator<EventSourceMessage> {
+  for await (const batch of readSseEventBatches(body)) for (let i = 0; i < batch.length; i++) yield batch[i]!;
+}
+
+/**
+ * Yields the events of an SSE body one batch per read: every event completed by one chunk of the
+ * body, in order (never an empty batch). For a consumer that handles a read's events together, so
+ * that a dozen events cost one async step instead of one each.
+ * @example
+ * for await (const events of readSseEventBatches(res.body)) for (const { data } of events) handle(data);
+ */
+export async function* readSseEventBatches(body: Readable): AsyncGenerator<EventSourceMessage[]> {
   const pending: EventSourceMessage[] = [];
-  let parseError: Error | undefined;
-  const parser = createParser({
-    maxBufferSize: MAX_EVENT_BYTES,
-    onEvent: (message) => pending.push(message),
-    onError: (error) => {
-      if (error.type === "max-buffer-size-exceeded") parseError = error;
-    },
-  });
+  // No closures made per body: under tsx every named function made costs a `defineProperty`.
+  const parser = createParser({ maxBufferSize: MAX_EVENT_BYTES, onEvent: pending.push.bind(pending), onError: throwIfTooLarge });
   // undici's body overrides setEncoding without decoding, so decode here; StringDecoder keeps a
   // multi-byte character that is split across two chunks whole.
   const decoder = new StringDecoder("utf8");
@@ -33,15 +38,22 @@ export async function* readSseEvents(body: Readable): AsyncGenerator<EventSource
   const chunks = body.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer | string>;
   try {
     for await (const chunk of chunks) {
+      // Throws (through `throwIfTooLarge`) when an event outgrows the limit.
       parser.feed(typeof chunk === "string" ? chunk : decoder.write(chunk));
-      if (parseError) throw parseError;
-      for (let i = 0; i < pending.length; i++) yield pending[i]!;
+      if (pending.length === 0) continue;
+      const events = pending.slice();
       pending.length = 0;
+      yield events;
     }
     // As the SSE spec says, an event cut off before its blank line is dropped, not guessed at.
   } finally {
     if (!body.readableEnded && !body.destroyed) release(body);
   }
+}
+
+/** The parser's `onError`: an event past the limit ends the stream; other (field) errors are ignored. */
+function throwIfTooLarge(error: ParseError): void {
+  if (error.type === "max-buffer-size-exceeded") throw error;
 }
 
 /**

@@ -33,12 +33,13 @@ const SERVICE_TIER = /"service_tier"\s*:\s*(?:"[^"\\]*"|null)\s*,|,\s*"service_t
 
 function frameOfString(json: string, options: StreamFrameOptions): string | undefined {
   // A usage-only chunk is the one chunk with empty choices; everything else is passed through.
-  if (json.includes('"usage"') && EMPTY_CHOICES.test(json)) {
+  // The expressions come first: on the chunks of a stream they are cheaper than `includes`.
+  if (EMPTY_CHOICES.test(json) && json.includes('"usage"')) {
     const chunk = JSON.parse(json) as ChatCompletionChunk;
     if (chunk.usage) options.onUsage?.(chunk.usage);
     if (!options.includeUsage) return undefined;
   }
-  if (!options.keepServiceTier && json.includes('"service_tier"')) json = json.replace(SERVICE_TIER, "");
+  if (!options.keepServiceTier) json = json.replace(SERVICE_TIER, "");
   return sseData(json);
 }
 
@@ -52,21 +53,38 @@ function frameOfChunk(chunk: ChatCompletionChunk, options: StreamFrameOptions): 
   return sseData(JSON.stringify(chunk));
 }
 
+/** The frame of one item, or undefined when it is dropped. */
+function frameOfItem(item: ChatStreamItem, options: StreamFrameOptions): string | undefined {
+  options.collect?.(item);
+  return typeof item === "string" ? frameOfString(item, options) : frameOfChunk(item, options);
+}
+
+/** The frames of a batch of items (one upstream read), joined: they are written together anyway. */
+function frameOfBatch(items: readonly ChatStreamItem[], options: StreamFrameOptions): string {
+  let text = "";
+  for (let i = 0; i < items.length; i++) {
+    const frame = frameOfItem(items[i]!, options);
+    if (frame !== undefined) text += frame;
+  }
+  return text;
+}
+
 /**
  * Yields the frames of a chat stream. `first` is the already-read first item (reading it before
- * sending headers lets an early failure become a proper error reply). Never throws.
+ * sending headers lets an early failure become a proper error reply). A provider's
+ * `chatStreamBatches` hands over arrays of items: their frames are yielded as one string. Never
+ * throws.
  */
 export async function* chatStreamFrames(
-  first: IteratorResult<ChatStreamItem>,
-  rest: AsyncIterator<ChatStreamItem>,
+  first: IteratorResult<ChatStreamItem | readonly ChatStreamItem[]>,
+  rest: AsyncIterator<ChatStreamItem | readonly ChatStreamItem[]>,
   options: StreamFrameOptions,
 ): AsyncGenerator<string, void, undefined> {
   try {
     for (let result = first; !result.done; result = await rest.next()) {
       const item = result.value;
-      options.collect?.(item);
-      const frame = typeof item === "string" ? frameOfString(item, options) : frameOfChunk(item, options);
-      if (frame !== undefined) yield frame;
+      const frame = Array.isArray(item) ? frameOfBatch(item, options) : frameOfItem(item as ChatStreamItem, options);
+      if (frame) yield frame;
     }
     await options.beforeDone?.();
     yield DONE;

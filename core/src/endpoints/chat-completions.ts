@@ -59,10 +59,13 @@ export function createChatCompletionHandler(ctx: AppContext) {
       return completion;
     }
 
-    let items: AsyncIterator<ChatStreamItem>;
-    let first: IteratorResult<ChatStreamItem>;
+    let items: AsyncIterator<ChatStreamItem | readonly ChatStreamItem[]>;
+    let first: IteratorResult<ChatStreamItem | readonly ChatStreamItem[]>;
     try {
-      items = (await entry.instance.chatStream(providerRequest, call))[Symbol.asyncIterator]();
+      // A provider that reads items in batches hands them over so: one async step per upstream read.
+      const provider = entry.instance;
+      const stream = provider.chatStreamBatches ? await provider.chatStreamBatches(providerRequest, call) : await provider.chatStream(providerRequest, call);
+      items = stream[Symbol.asyncIterator]();
       // Reading the first item before the headers turns an early failure into a proper error reply.
       first = await items.next();
     } catch (error) {

@@ -22,7 +22,7 @@ import { toProviderError } from "./errors.ts";
 import { openaiImageOptions, parseImagesText, toOpenAIImageRequest } from "./images.ts";
 import { toOpenAIRequest } from "./request.ts";
 import { parseCompletionText } from "./response.ts";
-import { readChatStream } from "./stream.ts";
+import { readChatStream, readChatStreamBatches } from "./stream.ts";
 
 /** The keys of a `providers.<name>` block that this plugin reads (contract §3). */
 export interface OpenAIProviderOptions {
@@ -105,6 +105,11 @@ function setup(options: OpenAIProviderOptions, ctx: PluginContext): Provider {
     async chatStream(request: ChatRequest, call: ProviderCall) {
       const res = await send(request, call, streamHeaders);
       return readChatStream(res.body, { provider: ctx.name, timeoutMs: call.timeoutMs, secret });
+    },
+
+    async chatStreamBatches(request: ChatRequest, call: ProviderCall) {
+      const res = await send(request, call, streamHeaders);
+      return readChatStreamBatches(res.body, { provider: ctx.name, timeoutMs: call.timeoutMs, secret });
     },
 
     imageOptions: openaiImageOptions,

@@ -4,7 +4,7 @@
  * string: parsing and re-serialising every chunk would cost more than everything else the router
  * does per token. Only payloads that may be error objects are parsed.
  */
-import { readSseEvents, upstreamError, type ChatStreamItem, toBodyReadError } from "@modelmux/core";
+import { readSseEventBatches, upstreamError, type ChatStreamItem, toBodyReadError } from "@modelmux/core";
 import type { Readable } from "node:stream";
 import { toStreamError } from "./errors.ts";
 
@@ -14,6 +14,12 @@ import { toStreamError } from "./errors.ts";
  * test skips `JSON.parse` for nearly every chunk; the rare false positive is parsed and passed on.
  */
 const MAY_BE_ERROR = '"error"';
+/**
+ * Part of `MAY_BE_ERROR` whose first letter is rare in a chunk: `includes` looks for the first
+ * letter and compares from there, so a search for `"error"` stops at every quote of the JSON, a
+ * search for this one at a few `r`s. Only text that has it can have `MAY_BE_ERROR`.
+ */
+const MAY_BE_ERROR_TAIL = 'rror"';
 
 function isErrorPayload(payload: unknown): boolean {
   if (typeof payload !== "object" || payload === null) return false;
@@ -22,11 +28,6 @@ function isErrorPayload(payload: unknown): boolean {
   return !Array.isArray(body.choices) && (body.error !== undefined || body.object === "error");
 }
 
-/**
- * Yields each chunk of an OpenAI-style SSE body as its raw JSON string, in order, and stops at
- * `[DONE]`. Throws 502 `upstream_error` for an error event, for a body that breaks off, and for a
- * body that ends without sending a single event (e.g. a server that ignored `stream: true`).
- */
 export interface ReadChatStreamOptions {
   /** The provider's name, for errors. */
   provider: string;
@@ -36,26 +37,49 @@ export interface ReadChatStreamOptions {
   secret?: string;
 }
 
-export async function* readChatStream(body: Readable, { provider, timeoutMs, secret }: ReadChatStreamOptions): AsyncGenerator<ChatStreamItem> {
+/**
+ * Yields the chunks of an OpenAI-style SSE body as their raw JSON strings, one batch per upstream
+ * read (what `chatStreamBatches` hands the core), in order, and stops at `[DONE]`. Throws 502
+ * `upstream_error` for an error event (after a batch of the chunks before it), for a body that
+ * breaks off, and for a body that ends without sending a single event (e.g. a server that ignored
+ * `stream: true`).
+ */
+export async function* readChatStreamBatches(body: Readable, { provider, timeoutMs, secret }: ReadChatStreamOptions): AsyncGenerator<string[]> {
   let events = 0;
   try {
-    for await (const { event, data } of readSseEvents(body)) {
-      if (data === "[DONE]") return;
-      if (!data.trim()) continue;
-      events++;
-      if (event === "error" || data.includes(MAY_BE_ERROR)) {
-        let payload: unknown;
-        try {
-          payload = JSON.parse(data);
-        } catch {
-          // Not JSON: fall through, it is passed on like any other payload.
+    for await (const batch of readSseEventBatches(body)) {
+      const chunks: string[] = [];
+      for (let i = 0; i < batch.length; i++) {
+        const { event, data } = batch[i]!;
+        if (data === "[DONE]") {
+          if (chunks.length > 0) yield chunks;
+          return;
         }
-        if (event === "error" || isErrorPayload(payload)) throw toStreamError(provider, payload ?? { error: data }, secret);
+        if (!data.trim()) continue;
+        events++;
+        if (event === "error" || (data.includes(MAY_BE_ERROR_TAIL) && data.includes(MAY_BE_ERROR))) {
+          let payload: unknown;
+          try {
+            payload = JSON.parse(data);
+          } catch {
+            // Not JSON: fall through, it is passed on like any other payload.
+          }
+          if (event === "error" || isErrorPayload(payload)) {
+            if (chunks.length > 0) yield chunks;
+            throw toStreamError(provider, payload ?? { error: data }, secret);
+          }
+        }
+        chunks.push(data);
       }
-      yield data;
+      if (chunks.length > 0) yield chunks;
     }
   } catch (error) {
     throw toBodyReadError(error, provider, timeoutMs);
   }
   if (events === 0) throw upstreamError(`${provider}: the reply to a streamed request carried no events.`);
+}
+
+/** The same chunks one at a time (the `chatStream` contract). */
+export async function* readChatStream(body: Readable, options: ReadChatStreamOptions): AsyncGenerator<ChatStreamItem> {
+  for await (const chunks of readChatStreamBatches(body, options)) for (let i = 0; i < chunks.length; i++) yield chunks[i]!;
 }

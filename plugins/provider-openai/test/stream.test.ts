@@ -1,7 +1,7 @@
 import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import type { ChatStreamItem } from "@modelmux/core";
-import { readChatStream } from "../src/stream.ts";
+import { readChatStream, readChatStreamBatches } from "../src/stream.ts";
 
 
 /** An SSE body delivered in arbitrary pieces, to prove events are reassembled across reads. */
@@ -63,5 +63,35 @@ describe("readChatStream", () => {
     broken.push(`data: ${chunk("a")}\n\n`);
     setTimeout(() => broken.destroy(Object.assign(new Error("other side closed"), { code: "UND_ERR_SOCKET" })), 5);
     await expect(collect(readChatStream(broken, { provider: "openai", timeoutMs: 1000 }))).rejects.toMatchObject({ status: 502, code: "upstream_error" });
+  });
+});
+
+describe("readChatStreamBatches", () => {
+  const options = { provider: "openai", timeoutMs: 1000 };
+  /** A body delivered in exactly these reads. */
+  const reads = (...texts: string[]) => Readable.from(texts.map((t) => Buffer.from(t)), { objectMode: false });
+  const frames = (...payloads: string[]) => payloads.map((p) => `data: ${p}\n\n`).join("");
+
+  it("yields the payloads of one read as one batch, an event split across reads with the read that ends it", async () => {
+    const [a, b, c] = [chunk("a"), chunk("b"), chunk("c")];
+    const text = frames(a, b) + frames(c).slice(0, 10);
+    const batches: string[][] = [];
+    for await (const batch of readChatStreamBatches(reads(text, frames(c).slice(10) + "data: [DONE]\n\n"), options)) batches.push(batch);
+    expect(batches).toEqual([[a, b], [c]]);
+  });
+
+  it("stops at [DONE] in the middle of a read", async () => {
+    const batches: string[][] = [];
+    for await (const batch of readChatStreamBatches(reads(frames(chunk("a")) + "data: [DONE]\n\n" + frames(chunk("late"))), options)) batches.push(batch);
+    expect(batches).toEqual([[chunk("a")]]);
+  });
+
+  it("yields the chunks before an error payload of the same read, then throws", async () => {
+    const seen: string[][] = [];
+    const run = async () => {
+      for await (const batch of readChatStreamBatches(reads(frames(chunk("a"), chunk("b"), '{"error":{"message":"overloaded"}}', chunk("c"))), options)) seen.push(batch);
+    };
+    await expect(run()).rejects.toMatchObject({ status: 502, message: "openai: overloaded" });
+    expect(seen).toEqual([[chunk("a"), chunk("b")]]);
   });
 });

@@ -10,7 +10,7 @@ import { kvImages } from "./images.ts";
 import { indexEntry, indexesOf, keySegment, kvIndexNames, nextOrderKey, parseEntry, ttlCutoff } from "./keys.ts";
 import { driverStore } from "./kv-store.ts";
 import { KeyedMutex } from "./mutex.ts";
-import { collectPage, type EntryVerdict } from "./page.ts";
+import { collectPage, cursorEntry, type EntryVerdict } from "./page.ts";
 import { decodeRecord, encodeRecord, isCurrent, isExpired, matchesQuery, type StoredRecord } from "./record.ts";
 import { SegmentedIndexes } from "./segmented-index.ts";
 
@@ -103,12 +103,8 @@ export function createKvStorage({ driver, prefix, ttlMs, logger }: KvStorageOpti
 
     listCompletions: (query) =>
       guarded("listCompletions", async (): Promise<CompletionPage | undefined> => {
-        let after: string | undefined;
-        if (query.after !== undefined) {
-          const record = await readRecord(query.after);
-          if (!record) return undefined;
-          after = indexEntry(record.orderKey, query.after);
-        }
+        const after = await cursorEntry(query.after, readRecord);
+        if (after === null) return undefined;
         const pairs = Object.entries(query.metadata ?? {});
         const names = [
           ...(query.model === undefined ? [] : [kvIndexNames.model(query.model)]),

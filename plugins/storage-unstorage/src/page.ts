@@ -5,8 +5,18 @@
  * page, plus whatever stale entries sit in the way, never to the number of stored completions.
  */
 import type { CompletionPage, StoredCompletion } from "@modelmux/core";
-import { parseEntry } from "./keys.ts";
+import { indexEntry, parseEntry } from "./keys.ts";
 import type { StoredRecord } from "./record.ts";
+
+/**
+ * The index entry a list resumes after: undefined without a cursor, `null` when the cursor names
+ * no stored completion (the caller answers 404).
+ */
+export async function cursorEntry(after: string | undefined, read: (id: string) => Promise<StoredRecord | undefined>): Promise<string | null | undefined> {
+  if (after === undefined) return undefined;
+  const record = await read(after);
+  return record ? indexEntry(record.orderKey, after) : null;
+}
 
 /** Gives the next `count` entries in list order; fewer (or none) when the index ends. */
 export type EntrySource = (count: number) => Promise<string[]>;

@@ -17,7 +17,7 @@ import redisDriver from "unstorage/drivers/redis";
 import { guarded, storageError } from "./errors.ts";
 import { redisImages } from "./images.ts";
 import { indexEntry, indexesOf, nextOrderKey, ttlCutoff, type IndexNames } from "./keys.ts";
-import { collectPage, type EntrySource } from "./page.ts";
+import { collectPage, cursorEntry, type EntrySource } from "./page.ts";
 import { decodeRecord, encodeRecord, isCurrent, isExpired, matchesQuery, type StoredRecord } from "./record.ts";
 
 export interface RedisStorageOptions {
@@ -124,12 +124,8 @@ export function createRedisStorage({ url, prefix, ttlMs, logger }: RedisStorageO
 
     listCompletions: (query) =>
       guarded("listCompletions", async (): Promise<CompletionPage | undefined> => {
-        let after: string | undefined;
-        if (query.after !== undefined) {
-          const record = await readRecord(query.after);
-          if (!record) return undefined;
-          after = indexEntry(record.orderKey, query.after);
-        }
+        const after = await cursorEntry(query.after, readRecord);
+        if (after === null) return undefined;
         const candidates = [
           ...(query.model === undefined ? [] : [names.model(query.model)]),
           ...Object.entries(query.metadata ?? {}).map(([key, value]) => names.pair(key, value)),

@@ -2,11 +2,10 @@
  * What the endpoints share: built once by `createRouter`, read on every request.
  */
 import type { ConsolaInstance } from "consola";
-import type { Authenticate, Principal } from "./auth.ts";
+import type { Authenticate } from "./auth.ts";
 import type { ImageStore } from "./images/image-store.ts";
 import type { ModelTable } from "./models.ts";
 import type { Provider, Storage } from "./plugin.ts";
-import type { Usage } from "./types/chat.ts";
 import type { RateLimits } from "./rate-limit/acquire.ts";
 import type { RequestValidators } from "./validation/request-validators.ts";
 
@@ -31,21 +30,4 @@ export interface ResponsesTarget {
   provider: string;
   instance: Provider;
   timeoutMs: number;
-}
-
-declare module "h3" {
-  interface H3EventContext {
-    /** Set by the request hook for every request; echoed as `x-request-id`. */
-    requestId: string;
-    /** `performance.now()` when the request arrived, for the access log. */
-    startedAt: number;
-    /** Set by the auth middleware on `/v1/**`. */
-    principal?: Principal;
-    /** The `provider/model` a request was routed to, for the access log. */
-    model?: string;
-    /** The `x-ratelimit-*` headers of an admitted request, also sent on its error reply. */
-    rateLimitHeaders?: Readonly<Record<string, string>>;
-    /** The reply's token usage once known, for the access log. */
-    usage?: Usage;
-  }
 }

@@ -4,9 +4,8 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { H3 } from "h3";
-import { toNodeHandler } from "h3/node";
 import type { AppContext } from "./app-context.ts";
-import { createApp } from "./app.ts";
+import { createRoutes } from "./app.ts";
 import { createAuthenticator, type ApiKeyEntry } from "./auth.ts";
 import { prepareConfig } from "./config/load-config.ts";
 import { resolveAliases, resolveApiKeys, resolveServer, type ServerSettings } from "./config/resolve-config.ts";
@@ -14,6 +13,11 @@ import { resolveJwt } from "./config/resolve-jwt.ts";
 import { createJwtVerifier } from "./auth/jwt.ts";
 import type { ModelmuxConfig } from "./config/types.ts";
 import { createHttpClient, type HttpClient } from "./http-client.ts";
+import { createDispatch } from "./http/dispatch.ts";
+import { createFetchHandler } from "./http/fetch-handler.ts";
+import { createH3App } from "./http/h3-app.ts";
+import { createNodeHandler } from "./http/node-handler.ts";
+import { createRouteTable } from "./http/route-table.ts";
 import { createImageStore } from "./images/image-store.ts";
 import { createLogger, type Logger } from "./logger.ts";
 import { buildModelTable, type ModelTable } from "./models.ts";
@@ -43,8 +47,8 @@ export interface Router {
   fetch(request: Request): Promise<Response>;
   /** The Node handler: `(req, res)`, for `node:http`, Express, Fastify's raw server… */
   handler(req: IncomingMessage, res: ServerResponse): void;
-  /** The h3 app, to mount in another h3 app. */
-  app: H3;
+  /** The router as an h3 app (made on first use), to mount in another h3 app. */
+  readonly app: H3;
   models: ModelTable;
   settings: ServerSettings;
   logger: Logger;
@@ -96,10 +100,11 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
     throw error;
   }
 
+  const authenticate = createAuthenticator(keys, { verifyJwt: jwt && createJwtVerifier(jwt, logger.withTag("auth")) });
   const ctx: AppContext = {
     models,
     validators: createRequestValidators(),
-    authenticate: createAuthenticator(keys, { verifyJwt: jwt && createJwtVerifier(jwt, logger.withTag("auth")) }),
+    authenticate,
     bodyLimit: settings.bodyLimit,
     logger,
     storage,
@@ -107,13 +112,16 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
     images: createImageStore({ storage }),
     responses,
   };
-  const app = createApp(ctx);
-  const nodeHandler = toNodeHandler(app);
+  const dispatch = createDispatch(authenticate, createRouteTable(createRoutes(ctx)));
+  const fetch = createFetchHandler({ dispatch, logger });
+  let app: H3 | undefined;
 
   return {
-    fetch: async (request) => app.fetch(request),
-    handler: (req, res) => void nodeHandler(req, res),
-    app,
+    fetch,
+    handler: createNodeHandler({ dispatch, logger }),
+    get app() {
+      return (app ??= createH3App(fetch));
+    },
     models,
     settings,
     logger,

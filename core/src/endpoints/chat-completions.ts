@@ -3,7 +3,6 @@
  * against its rate limits, call the provider, reply with the normalised completion or its SSE
  * stream, then count the reply's real token usage.
  */
-import type { H3Event } from "h3";
 import type { AppContext } from "../app-context.ts";
 import { assertChatCapabilities } from "../capabilities.ts";
 import { chatStreamFrames } from "../chat/stream-frames.ts";
@@ -11,17 +10,19 @@ import { toProviderRequest } from "../chat/provider-request.ts";
 import { createCompletionAssembler } from "../chat/assemble-completion.ts";
 import { invalidRequest, storageFailed } from "../errors.ts";
 import { toUpstreamError } from "../http-client.ts";
-import type { ProviderCall } from "../plugin.ts";
+import type { Exchange } from "../http/exchange.ts";
+import { jsonReply, sseReply, type Reply } from "../http/reply.ts";
+import { providerCall } from "../provider-call.ts";
 import { acquireRateLimit, settleAfterStream, tokenReservation } from "../rate-limit/acquire.ts";
 import type { ChatCompletion, ChatStreamItem, Usage } from "../types/chat.ts";
 import { readJsonBody } from "../utils/read-body.ts";
-import { sendSse, SSE_HEADERS } from "../utils/sse-write.ts";
+import { SSE_HEADERS } from "../utils/sse-write.ts";
 
 export function createChatCompletionHandler(ctx: AppContext) {
-  return async function createChatCompletion(event: H3Event) {
-    const request = ctx.validators.chat(await readJsonBody(event, ctx.bodyLimit));
+  return async function createChatCompletion(x: Exchange): Promise<Reply> {
+    const request = ctx.validators.chat(await readJsonBody(x, ctx.bodyLimit));
     const entry = ctx.models.resolve(request.model);
-    event.context.model = entry.name;
+    x.model = entry.name;
     assertChatCapabilities(request, entry.capabilities, entry.name);
     const storage = request.store ? ctx.storage : undefined;
     if (request.store && !storage) {
@@ -35,17 +36,16 @@ export function createChatCompletionHandler(ctx: AppContext) {
       try {
         await storage!.saveCompletion({ completion, messages: request.messages, model: entry.name, metadata: request.metadata ?? {}, createdAt: Date.now() });
       } catch (error) {
-        ctx.logger.error("storing a completion failed", { request_id: event.context.requestId }, error);
+        ctx.logger.error("storing a completion failed", { request_id: x.requestId }, error);
         throw storageFailed(error);
       }
     };
-    const signal = event.req.signal;
-    const call: ProviderCall = { model: entry.model, signal, timeoutMs: entry.timeoutMs, requestId: event.context.requestId };
+    const call = providerCall(x, entry.model, entry.timeoutMs);
     const providerRequest = toProviderRequest(request, entry.model);
     const keepServiceTier = request.service_tier != null;
     const classify = (error: unknown) => toUpstreamError(error, entry.provider, entry.timeoutMs);
     // Last step before the upstream call: a request refused by any check above never counts.
-    const grant = await acquireRateLimit(ctx, event, { provider: entry.provider, reserve: tokenReservation(request) });
+    const grant = await acquireRateLimit(ctx, x, { provider: entry.provider, reserve: tokenReservation(request) });
 
     if (!request.stream) {
       const completion: ChatCompletion = await entry.instance.chat(providerRequest, call).catch((error: unknown) => {
@@ -53,10 +53,10 @@ export function createChatCompletionHandler(ctx: AppContext) {
         throw classify(error);
       });
       grant.settle(completion.usage);
-      if (completion.usage) event.context.usage = completion.usage;
+      if (completion.usage) x.usage = completion.usage;
       if (!keepServiceTier) delete completion.service_tier;
       if (storage) await save(completion);
-      return completion;
+      return jsonReply(completion, 200, grant.headers);
     }
 
     let items: AsyncIterator<ChatStreamItem | readonly ChatStreamItem[]>;
@@ -84,13 +84,12 @@ export function createChatCompletionHandler(ctx: AppContext) {
           if (!keepServiceTier) delete completion.service_tier;
           return save(completion);
         }),
-      onUsage: (reported) => (usage = event.context.usage = reported),
+      onUsage: (reported) => (usage = x.usage = reported),
       includeUsage: request.stream_options?.include_usage === true,
       keepServiceTier,
-      clientGone: () => signal.aborted,
-      onError: (error) => ctx.logger.warn(`stream of ${entry.name} failed mid-way`, { request_id: event.context.requestId }, error),
+      clientGone: () => x.abort.aborted,
+      onError: (error) => ctx.logger.warn(`stream of ${entry.name} failed mid-way`, { request_id: x.requestId }, error),
     });
-    const headers = { ...SSE_HEADERS, ...grant.headers, "x-request-id": event.context.requestId };
-    return sendSse(event, headers, settleAfterStream(frames, () => grant.settle(usage)));
+    return sseReply({ ...SSE_HEADERS, ...grant.headers }, settleAfterStream(frames, () => grant.settle(usage)));
   };
 }

@@ -3,8 +3,7 @@
  * OpenAI clients work, OpenAI's (contract §4). The list depends only on the config, so its JSON
  * is made once at start-up.
  */
-import type { H3Event } from "h3";
-import { JSON_TYPE } from "../app.ts";
+import { jsonTextReply, type Reply } from "../http/reply.ts";
 import type { ModelEntry } from "../models.ts";
 
 export function modelsListBody(entries: readonly ModelEntry[], startedAt: Date): string {
@@ -24,9 +23,8 @@ export function modelsListBody(entries: readonly ModelEntry[], startedAt: Date):
 }
 
 export function createModelsHandler(entries: readonly ModelEntry[], startedAt = new Date()) {
-  const body = modelsListBody(entries, startedAt);
-  return function listModels(event: H3Event) {
-    event.res.headers.set("content-type", JSON_TYPE);
-    return body;
+  const reply = jsonTextReply(modelsListBody(entries, startedAt));
+  return function listModels(): Reply {
+    return reply;
   };
 }

@@ -6,23 +6,25 @@
  * each with the client's query string. Replies are relayed unchanged (`responses/relay.ts`).
  * API keys only: an identity-provider token gets 401 here (contract §5).
  */
-import { getRouterParam, type H3Event } from "h3";
 import type { AppContext, ResponsesTarget } from "../app-context.ts";
 import { assertCapability } from "../capabilities.ts";
 import { invalidApiKey, invalidRequest, notFound } from "../errors.ts";
 import { toBodyReadError, toUpstreamError } from "../http-client.ts";
+import type { Exchange } from "../http/exchange.ts";
+import { bytesReply, sseReply, type Reply } from "../http/reply.ts";
 import type { ForwardReply, ForwardRequest } from "../plugin.ts";
+import { providerCall } from "../provider-call.ts";
 import { acquireRateLimit, settleAfterStream, tokenReservation, type TokenReservation } from "../rate-limit/acquire.ts";
 import { relaySse, usageOfResponse } from "../responses/relay.ts";
 import type { Usage } from "../types/chat.ts";
-import { asBody, readJsonBody } from "../utils/read-body.ts";
-import { sendSse, SSE_HEADERS } from "../utils/sse-write.ts";
+import { readJsonBody } from "../utils/read-body.ts";
+import { SSE_HEADERS } from "../utils/sse-write.ts";
 
 const EVENT_STREAM = /^text\/event-stream/i;
 
 /** The target, once the caller is known to hold an API key. */
-function targetFor(ctx: AppContext, event: H3Event): ResponsesTarget {
-  if (event.context.principal && event.context.principal.scheme !== "api_key") {
+function targetFor(ctx: AppContext, x: Exchange): ResponsesTarget {
+  if (x.principal && x.principal.scheme !== "api_key") {
     throw invalidApiKey("The responses API accepts API keys only (contract §5): send 'Authorization: Bearer <key>' with a key from auth.api_keys.");
   }
   if ("off" in ctx.responses) throw notFound(`The responses API is off: ${ctx.responses.off}`);
@@ -30,13 +32,8 @@ function targetFor(ctx: AppContext, event: H3Event): ResponsesTarget {
 }
 
 /** The `{id}` of the path, refused when it could climb out of `/responses/` upstream. */
-function responseId(event: H3Event): string {
-  let id: string;
-  try {
-    id = decodeURIComponent(getRouterParam(event, "id") ?? "");
-  } catch {
-    id = "";
-  }
+function responseId(x: Exchange): string {
+  const id = x.params.id ?? "";
   if (id === "" || id === "." || id === "..") throw notFound(`No response with id '${id}'`);
   return encodeURIComponent(id);
 }
@@ -47,12 +44,11 @@ export function createResponsesHandlers(ctx: AppContext) {
    * the provider and relays its reply; the usage of a finished reply settles the token reservation
    * and goes to the access log.
    */
-  async function forward(event: H3Event, target: ResponsesTarget, request: ForwardRequest, reserve?: TokenReservation) {
+  async function forward(x: Exchange, target: ResponsesTarget, request: ForwardRequest, reserve?: TokenReservation): Promise<Reply> {
     const { provider, instance, timeoutMs } = target;
     if (!instance.responses) throw notFound(`The responses API is off: provider '${provider}' cannot forward it`);
-    const signal = event.req.signal;
-    const call = { signal, timeoutMs, requestId: event.context.requestId };
-    const grant = await acquireRateLimit(ctx, event, { provider, ...(reserve && { reserve }) });
+    const call = providerCall(x, "", timeoutMs);
+    const grant = await acquireRateLimit(ctx, x, { provider, ...(reserve && { reserve }) });
     const reply: ForwardReply = await instance.responses(request, call).catch((error: unknown) => {
       grant.settle();
       throw toUpstreamError(error, provider, timeoutMs);
@@ -60,18 +56,17 @@ export function createResponsesHandlers(ctx: AppContext) {
     let usage: Usage | undefined;
     const settle = (reported: Usage | undefined) => {
       usage = reported;
-      if (reported) event.context.usage = reported;
+      if (reported) x.usage = reported;
     };
 
     if (EVENT_STREAM.test(reply.contentType)) {
       const frames = relaySse(reply.body, {
         classify: (error) => toBodyReadError(error, provider, timeoutMs),
-        clientGone: () => signal.aborted,
+        clientGone: () => x.abort.aborted,
         onEnd: settle,
-        onError: (error) => ctx.logger.warn(`responses stream from ${provider} failed mid-way`, { request_id: event.context.requestId }, error),
+        onError: (error) => ctx.logger.warn(`responses stream from ${provider} failed mid-way`, { request_id: x.requestId }, error),
       });
-      const headers = { ...SSE_HEADERS, ...grant.headers, "x-request-id": event.context.requestId };
-      return sendSse(event, headers, settleAfterStream(frames, () => grant.settle(usage)));
+      return sseReply({ ...SSE_HEADERS, ...grant.headers }, settleAfterStream(frames, () => grant.settle(usage)));
     }
 
     let body: Buffer;
@@ -91,18 +86,15 @@ export function createResponsesHandlers(ctx: AppContext) {
       }
     }
     grant.settle(usage);
-    return new Response(asBody(body), {
-      status: reply.status,
-      headers: { ...grant.headers, "content-type": reply.contentType, "x-request-id": event.context.requestId },
-    });
+    return bytesReply(body, { ...grant.headers, "content-type": reply.contentType }, reply.status);
   }
 
   return {
-    async createResponse(event: H3Event) {
-      const target = targetFor(ctx, event);
-      const body = ctx.validators.responses(await readJsonBody(event, ctx.bodyLimit));
+    async createResponse(x: Exchange) {
+      const target = targetFor(ctx, x);
+      const body = ctx.validators.responses(await readJsonBody(x, ctx.bodyLimit));
       const entry = ctx.models.resolve(body.model);
-      event.context.model = entry.name;
+      x.model = entry.name;
       if (entry.provider !== target.provider) {
         throw invalidRequest(`Model '${entry.name}' does not support responses: /v1/responses is forwarded to provider '${target.provider}' only`, {
           code: "unsupported_feature",
@@ -113,30 +105,29 @@ export function createResponsesHandlers(ctx: AppContext) {
       if (body.stream === true) assertCapability(entry.capabilities, "streaming", entry.name, "stream");
       // Everything but the model name reaches the provider as the client sent it.
       const forwarded = JSON.stringify({ ...body, model: entry.model });
-      return forward(event, target, { method: "POST", path: "/responses", body: forwarded, stream: body.stream === true }, tokenReservation(body));
+      return forward(x, target, { method: "POST", path: "/responses", body: forwarded, stream: body.stream === true }, tokenReservation(body));
     },
 
-    async getResponse(event: H3Event) {
-      const target = targetFor(ctx, event);
-      const query = event.url.search;
-      const stream = event.url.searchParams.get("stream") === "true";
-      return forward(event, target, { method: "GET", path: `/responses/${responseId(event)}${query}`, stream });
+    async getResponse(x: Exchange) {
+      const target = targetFor(ctx, x);
+      const stream = x.query.get("stream") === "true";
+      return forward(x, target, { method: "GET", path: `/responses/${responseId(x)}${x.search}`, stream });
     },
 
-    async deleteResponse(event: H3Event) {
-      const target = targetFor(ctx, event);
-      return forward(event, target, { method: "DELETE", path: `/responses/${responseId(event)}`, stream: false });
+    async deleteResponse(x: Exchange) {
+      const target = targetFor(ctx, x);
+      return forward(x, target, { method: "DELETE", path: `/responses/${responseId(x)}`, stream: false });
     },
 
-    async cancelResponse(event: H3Event) {
-      const target = targetFor(ctx, event);
+    async cancelResponse(x: Exchange) {
+      const target = targetFor(ctx, x);
       // No body (contract §7: the 415 rule does not apply); whatever was sent is not forwarded.
-      return forward(event, target, { method: "POST", path: `/responses/${responseId(event)}/cancel`, stream: false });
+      return forward(x, target, { method: "POST", path: `/responses/${responseId(x)}/cancel`, stream: false });
     },
 
-    async listInputItems(event: H3Event) {
-      const target = targetFor(ctx, event);
-      return forward(event, target, { method: "GET", path: `/responses/${responseId(event)}/input_items${event.url.search}`, stream: false });
+    async listInputItems(x: Exchange) {
+      const target = targetFor(ctx, x);
+      return forward(x, target, { method: "GET", path: `/responses/${responseId(x)}/input_items${x.search}`, stream: false });
     },
   };
 }

@@ -2,10 +2,11 @@
  * The stored-completion endpoints (contract §8): list, get, update metadata, delete, and the
  * messages of one completion. All of them need a `storage` plugin.
  */
-import { getRouterParam, type H3Event } from "h3";
 import type { AppContext } from "../app-context.ts";
 import { completionView, messageView } from "../chat/stored-view.ts";
 import { invalidRequest, notFound } from "../errors.ts";
+import type { Exchange } from "../http/exchange.ts";
+import { jsonReply, type Reply } from "../http/reply.ts";
 import type { Storage, StoredCompletion } from "../plugin.ts";
 import { readJsonBody } from "../utils/read-body.ts";
 import { parseCompletionsQuery, parseListQuery } from "../utils/list-query.ts";
@@ -17,8 +18,8 @@ function storageOf(ctx: AppContext): Storage {
   return ctx.storage;
 }
 
-function idOf(event: H3Event): string {
-  return decodeURIComponent(getRouterParam(event, "id") ?? "");
+function idOf(x: Exchange): string {
+  return x.params.id ?? "";
 }
 
 async function findCompletion(storage: Storage, id: string): Promise<StoredCompletion> {
@@ -33,39 +34,39 @@ function listEnvelope<T extends { id: string }>(data: T[], hasMore: boolean) {
 
 export function createStoredCompletionHandlers(ctx: AppContext) {
   return {
-    async listCompletions(event: H3Event) {
+    async listCompletions(x: Exchange): Promise<Reply> {
       const storage = storageOf(ctx);
-      const query = parseCompletionsQuery(event.url.searchParams);
+      const query = parseCompletionsQuery(x.query);
       // A page of 0 still says whether anything matches.
       const page = await storage.listCompletions({ ...query, limit: Math.max(1, query.limit) });
       if (!page) throw invalidRequest(`after: no stored chat completion with id '${query.after}'`, { param: "after" });
       const data = query.limit === 0 ? [] : page.data.map(completionView);
-      return listEnvelope(data, query.limit === 0 ? page.data.length > 0 : page.hasMore);
+      return jsonReply(listEnvelope(data, query.limit === 0 ? page.data.length > 0 : page.hasMore));
     },
 
-    async getCompletion(event: H3Event) {
-      return completionView(await findCompletion(storageOf(ctx), idOf(event)));
+    async getCompletion(x: Exchange): Promise<Reply> {
+      return jsonReply(completionView(await findCompletion(storageOf(ctx), idOf(x))));
     },
 
-    async updateCompletion(event: H3Event) {
+    async updateCompletion(x: Exchange): Promise<Reply> {
       const storage = storageOf(ctx);
-      const id = idOf(event);
-      const { metadata } = ctx.validators.metadataUpdate(await readJsonBody(event, ctx.bodyLimit));
+      const id = idOf(x);
+      const { metadata } = ctx.validators.metadataUpdate(await readJsonBody(x, ctx.bodyLimit));
       const updated = await storage.updateMetadata(id, metadata ?? {});
       if (!updated) throw notFound(`No stored chat completion with id '${id}'.`);
-      return completionView(updated);
+      return jsonReply(completionView(updated));
     },
 
-    async deleteCompletion(event: H3Event) {
-      const id = idOf(event);
+    async deleteCompletion(x: Exchange): Promise<Reply> {
+      const id = idOf(x);
       if (!(await storageOf(ctx).deleteCompletion(id))) throw notFound(`No stored chat completion with id '${id}'.`);
-      return { id, object: "chat.completion.deleted", deleted: true };
+      return jsonReply({ id, object: "chat.completion.deleted", deleted: true });
     },
 
-    async listMessages(event: H3Event) {
+    async listMessages(x: Exchange): Promise<Reply> {
       const storage = storageOf(ctx);
-      const query = parseListQuery(event.url.searchParams);
-      const entry = await findCompletion(storage, idOf(event));
+      const query = parseListQuery(x.query);
+      const entry = await findCompletion(storage, idOf(x));
       const all = entry.messages.map((message, i) => messageView(entry.completion.id, message, i));
       if (query.order === "desc") all.reverse();
       let start = 0;
@@ -74,7 +75,7 @@ export function createStoredCompletionHandlers(ctx: AppContext) {
         if (start === 0) throw invalidRequest(`after: no message with id '${query.after}' in this completion`, { param: "after" });
       }
       const data = all.slice(start, start + query.limit);
-      return listEnvelope(data, start + query.limit < all.length);
+      return jsonReply(listEnvelope(data, start + query.limit < all.length));
     },
   };
 }

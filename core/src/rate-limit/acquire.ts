@@ -5,8 +5,8 @@
  */
 import { randomBytes } from "node:crypto";
 import type { ConsolaInstance } from "consola";
-import type { H3Event } from "h3";
 import { ModelmuxError, rateLimited } from "../errors.ts";
+import type { Exchange } from "../http/exchange.ts";
 import type { RateLimitDecision, RateLimiter } from "../plugin.ts";
 import { formatReset, rateLimitHeaders } from "./headers.ts";
 import { rulesFor, type RateLimitPolicy, type ScopedRule } from "./policy.ts";
@@ -73,8 +73,8 @@ export interface RateLimitInput {
 /** An admitted request. */
 export interface RateLimitGrant {
   /**
-   * The `x-ratelimit-*` headers (empty when no limit applies). Already set on `event.res.headers`,
-   * which a returned JSON body carries; a stream sent with `sendSse` must include them itself.
+   * The `x-ratelimit-*` headers (empty when no limit applies): the endpoint puts them on its reply
+   * (an error reply gets them from `x.rateLimitHeaders`).
    */
   headers: Readonly<Record<string, string>>;
   /**
@@ -130,8 +130,8 @@ function tooLarge(rule: ScopedRule, reserve: TokenReservation) {
 /**
  * Counts one request against the rate limits of its app, its developer and its provider
  * (`rate_limit` and `providers.<name>.rate_limit`), atomically, before the upstream call. The
- * caller's scope is `event.context.principal` (set by the auth middleware: an API key's app and
- * developer, or a JWT's claims).
+ * caller's scope is `x.principal` (set by authentication: an API key's app and developer, or a
+ * JWT's claims).
  *
  * Call it after validation and capability checks (a refused or invalid request must not count),
  * immediately before calling the provider, and call `settle` on the grant exactly once: with the
@@ -141,7 +141,7 @@ function tooLarge(rule: ScopedRule, reserve: TokenReservation) {
  * @throws 429 `rate_limit_error` / `rate_limit_exceeded` with `retry-after`, `retry-after-ms` and
  *   the `x-ratelimit-*` headers, when any limit is reached; nothing is counted then.
  * @example
- * const grant = await acquireRateLimit(ctx, event, { provider: entry.provider, reserve: tokenReservation(request) });
+ * const grant = await acquireRateLimit(ctx, x, { provider: entry.provider, reserve: tokenReservation(request) });
  * try {
  *   const reply = await entry.instance.chat(providerRequest, call);
  *   grant.settle(reply.usage);
@@ -151,10 +151,10 @@ function tooLarge(rule: ScopedRule, reserve: TokenReservation) {
  *   throw error;
  * }
  */
-export async function acquireRateLimit(ctx: { rateLimits?: RateLimits | undefined }, event: H3Event, input: RateLimitInput): Promise<RateLimitGrant> {
+export async function acquireRateLimit(ctx: { rateLimits?: RateLimits | undefined }, x: Exchange, input: RateLimitInput): Promise<RateLimitGrant> {
   const limits = ctx.rateLimits;
   if (!limits) return NO_LIMIT;
-  const principal = event.context.principal;
+  const principal = x.principal;
   const rules = rulesFor(limits.policy, { app: principal?.app ?? "default", developer: principal?.developer ?? "default", provider: input.provider });
   if (rules.length === 0) return NO_LIMIT;
   const reserve = input.reserve ?? { tokens: 0 };
@@ -166,8 +166,7 @@ export async function acquireRateLimit(ctx: { rateLimits?: RateLimits | undefine
   const decision = await limits.limiter.acquire({ id, rules, reservedTokens });
   const headers = rateLimitHeaders(rules, decision.states);
   if (!decision.allowed) throw refusal(rules, decision, headers);
-  for (const [name, value] of Object.entries(headers)) event.res.headers.set(name, value);
-  event.context.rateLimitHeaders = headers;
+  x.rateLimitHeaders = headers;
 
   const countsTokens = !decision.unavailable && rules.some((rule) => rule.tokens !== undefined);
   let settled = false;
@@ -178,7 +177,7 @@ export async function acquireRateLimit(ctx: { rateLimits?: RateLimits | undefine
       settled = true;
       if (!countsTokens) return;
       limits.limiter.settle({ id, rules, reservedTokens, usedTokens: totalTokens(usage) }).catch((error: unknown) => {
-        limits.logger.warn("settling a rate-limit reservation failed", { request_id: event.context.requestId }, error);
+        limits.logger.warn("settling a rate-limit reservation failed", { request_id: x.requestId }, error);
       });
     },
   };
@@ -186,8 +185,8 @@ export async function acquireRateLimit(ctx: { rateLimits?: RateLimits | undefine
 
 /**
  * Wraps a stream's frames so that `settle` runs once they end, or when the reply is abandoned
- * (`return()` from `sendSse` when the client leaves, even before the first frame). For SSE replies:
- * `sendSse(event, headers, settleAfterStream(frames, () => grant.settle(usage)))`.
+ * (`return()` by the adapter when the client leaves, even before the first frame). For SSE replies:
+ * `sseReply(headers, settleAfterStream(frames, () => grant.settle(usage)))`.
  */
 export function settleAfterStream<T>(frames: AsyncIterator<T>, settle: () => void): AsyncIterator<T> {
   return {

@@ -1,0 +1,47 @@
+/**
+ * The one place where a thrown error becomes a reply (contract §7), for both adapters: ours as they
+ * are, a client that hung up as a 499 for the log (nobody reads a reply), anything else as the 500
+ * of a bug, logged with its stack but never sent.
+ */
+import type { ConsolaInstance } from "consola";
+import { internalError, ModelmuxError } from "../errors.ts";
+import { IMAGE_FILES_PATH } from "../images/image-store.ts";
+import type { Exchange } from "./exchange.ts";
+import { JSON_TYPE } from "./reply.ts";
+
+/** The status a client that left before its reply gets in the access log (nginx's convention). */
+export const CLIENT_CLOSED = 499;
+
+export interface ErrorReply {
+  status: number;
+  headers: Record<string, string>;
+  /** The envelope; `null` for a client that is gone. */
+  body: string | null;
+}
+
+/** An image URL's token is its only credential, so it never reaches a log. */
+export function loggedPath(path: string): string {
+  return path.startsWith(`${IMAGE_FILES_PATH}/`) ? `${IMAGE_FILES_PATH}/[token]` : path;
+}
+
+function isAbort(error: unknown): boolean {
+  return error instanceof Error && error.name === "AbortError";
+}
+
+/**
+ * The reply for an error thrown while serving `x`.
+ * @example
+ * const { status, headers, body } = errorReplyOf(error, x, logger);
+ */
+export function errorReplyOf(error: unknown, x: Exchange, logger: ConsolaInstance): ErrorReply {
+  if (x.abort.aborted && isAbort(error)) {
+    logger.debug(`client closed ${x.method} ${loggedPath(x.path)}`, { request_id: x.requestId });
+    return { status: CLIENT_CLOSED, headers: { "x-request-id": x.requestId }, body: null };
+  }
+  const mapped = error instanceof ModelmuxError ? error : internalError(error);
+  if (mapped.status >= 500 && mapped.code === "internal_error") {
+    logger.error(`internal error on ${x.method} ${loggedPath(x.path)}`, { request_id: x.requestId }, mapped.cause);
+  }
+  const headers: Record<string, string> = { "content-type": JSON_TYPE, ...x.rateLimitHeaders, ...mapped.headers, "x-request-id": x.requestId };
+  return { status: mapped.status, headers, body: JSON.stringify(mapped.toEnvelope()) };
+}

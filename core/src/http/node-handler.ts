@@ -1,0 +1,264 @@
+/**
+ * The Node adapter: serves a request straight on `IncomingMessage`/`ServerResponse`. No web
+ * `Request`, `Headers` or `AbortController` is made per request, the body is read from the socket's
+ * chunks, and a reply leaves in as few writes as it can (a JSON reply, or a whole stream that
+ * arrived in one upstream read, in one).
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { TLSSocket } from "node:tls";
+import type { ConsolaInstance } from "consola";
+import { bodyTooLarge } from "../errors.ts";
+import { logAccess } from "./access-log.ts";
+import { errorReplyOf } from "./error-reply.ts";
+import { BaseExchange, requestIdFor, type Exchange } from "./exchange.ts";
+import { JSON_TYPE, type Reply, type SseReply } from "./reply.ts";
+
+/** What the adapter needs of the router. */
+export interface NodeAdapterContext {
+  /** Authenticates, routes and runs the endpoint (`dispatch.ts`); throws for an error reply. */
+  dispatch(x: Exchange): Promise<Reply>;
+  logger: ConsolaInstance;
+}
+
+const kExchange = Symbol("modelmux.exchange");
+type TaggedResponse = ServerResponse & { [kExchange]?: NodeExchange };
+
+/** One request on node:http. */
+class NodeExchange extends BaseExchange {
+  constructor(
+    readonly req: IncomingMessage,
+    method: string,
+    path: string,
+    search: string,
+    requestId: string,
+  ) {
+    super(method, path, search, requestId, performance.now());
+  }
+
+  get origin(): string {
+    const scheme = (this.req.socket as TLSSocket).encrypted ? "https" : "http";
+    return `${scheme}://${this.req.headers.host ?? "localhost"}`;
+  }
+
+  header(name: string): string | undefined {
+    const value = this.req.headers[name];
+    return Array.isArray(value) ? value.join(", ") : value;
+  }
+
+  readBody(limit: number): Promise<Buffer> {
+    return new BodyReader(this.req, limit).promise;
+  }
+}
+
+/** Reads a request body into one Buffer, refusing it (413) as soon as it outgrows the limit. */
+class BodyReader {
+  readonly promise: Promise<Buffer>;
+  private resolve!: (body: Buffer) => void;
+  private reject!: (error: unknown) => void;
+  private readonly chunks: Buffer[] = [];
+  private size = 0;
+
+  constructor(
+    private readonly req: IncomingMessage,
+    private readonly limit: number,
+  ) {
+    this.promise = new Promise((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+    this.onData = this.onData.bind(this);
+    this.onEnd = this.onEnd.bind(this);
+    this.onError = this.onError.bind(this);
+    req.on("data", this.onData);
+    req.on("end", this.onEnd);
+    req.on("error", this.onError);
+  }
+
+  private cleanup(): void {
+    this.req.off("data", this.onData);
+    this.req.off("end", this.onEnd);
+    this.req.off("error", this.onError);
+  }
+
+  private onData(chunk: Buffer): void {
+    this.size += chunk.length;
+    if (this.size > this.limit) {
+      this.cleanup();
+      // Stop reading; the 413 closes the connection so the rest is never buffered.
+      this.req.pause();
+      this.reject(bodyTooLarge(this.limit));
+      return;
+    }
+    this.chunks.push(chunk);
+  }
+
+  private onEnd(): void {
+    this.cleanup();
+    const { chunks } = this;
+    this.resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.size));
+  }
+
+  private onError(error: Error): void {
+    this.cleanup();
+    this.reject(error);
+  }
+}
+
+/** Once per response: a close before the reply finished is a client that went away. */
+function onResponseClose(this: TaggedResponse): void {
+  const x = this[kExchange];
+  if (x && !this.writableFinished) x.abort.abort();
+}
+
+/**
+ * Creates the `(req, res)` handler of a router.
+ * @example http.createServer(createNodeHandler({ dispatch, logger }))
+ */
+export function createNodeHandler(app: NodeAdapterContext): (req: IncomingMessage, res: ServerResponse) => void {
+  return function handleNodeRequest(req, res) {
+    const url = req.url ?? "/";
+    const q = url.indexOf("?");
+    const given = req.headers["x-request-id"];
+    const x = new NodeExchange(req, req.method ?? "GET", q < 0 ? url : url.slice(0, q), q < 0 ? "" : url.slice(q), requestIdFor(typeof given === "string" ? given : undefined));
+    (res as TaggedResponse)[kExchange] = x;
+    res.on("close", onResponseClose);
+    app.dispatch(x).then(
+      (reply) => writeReply(app.logger, x, res, reply),
+      (error: unknown) => writeError(app.logger, x, res, error),
+    );
+  };
+}
+
+function writeReply(logger: ConsolaInstance, x: NodeExchange, res: ServerResponse, reply: Reply): void {
+  try {
+    if (reply.kind === "sse") {
+      void writeSse(logger, x, res, reply);
+      return;
+    }
+    const headers: Record<string, string | number> =
+      reply.kind === "json" ? { "content-type": JSON_TYPE, "content-length": Buffer.byteLength(reply.body) } : {};
+    if (reply.headers) Object.assign(headers, reply.headers);
+    if (reply.kind === "bytes" && reply.body && headers["content-length"] === undefined) headers["content-length"] = reply.body.length;
+    headers["x-request-id"] = x.requestId;
+    res.writeHead(reply.status, headers);
+    res.end(reply.body ?? undefined);
+    logAccess(logger, x, reply.status);
+  } catch (error) {
+    // writeHead refuses a header value a plugin made (a line break): a bug, answered as a 500.
+    writeError(logger, x, res, error);
+  }
+}
+
+function writeError(logger: ConsolaInstance, x: NodeExchange, res: ServerResponse, error: unknown): void {
+  const { status, headers, body } = errorReplyOf(error, x, logger);
+  if (!res.headersSent && !res.destroyed) {
+    res.writeHead(status, headers);
+    res.end(body ?? undefined);
+  } else if (!res.writableEnded) res.end();
+  logAccess(logger, x, status);
+}
+
+// SSE ----------------------------------------------------------------------------------------------
+
+/** Text frames are written in batches of at most this many characters. */
+const MAX_BATCH = 64 * 1024;
+
+/**
+ * Joins the text frames made in one tick and writes them with one `write()` at its end
+ * (`process.nextTick` runs once the promise chain of an upstream read has settled): the frames of
+ * one read (a dozen events or more) leave together, and no frame waits for a later read.
+ */
+class SseBatch {
+  text = "";
+  scheduled = false;
+  /** The last write filled the socket's buffer: wait for 'drain' before reading on. */
+  full = false;
+
+  constructor(private readonly res: ServerResponse) {}
+
+  push(text: string): void {
+    this.text += text;
+    if (this.text.length >= MAX_BATCH) this.flush();
+    else this.schedule();
+  }
+
+  schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    process.nextTick(flushBatch, this);
+  }
+
+  flush(): void {
+    this.scheduled = false;
+    const { res } = this;
+    if (res.writableEnded || res.destroyed) return;
+    if (this.text === "") {
+      // Nothing yet at the end of the first tick: the headers go alone, so the client sees the stream start.
+      if (!res.headersSent) res.flushHeaders();
+      return;
+    }
+    const text = this.text;
+    this.text = "";
+    if (!res.write(text)) this.full = true;
+  }
+
+  /** What is still batched, taken out (it leaves with the response's end). */
+  take(): string {
+    const text = this.text;
+    this.text = "";
+    return text;
+  }
+}
+
+function flushBatch(batch: SseBatch): void {
+  batch.flush();
+}
+
+function waitForDrain(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off("drain", done);
+      res.off("close", done);
+      resolve();
+    };
+    res.on("drain", done);
+    res.on("close", done);
+  });
+}
+
+/** Writes the frames as they come, with backpressure; the last batch leaves with the end, in one write. */
+async function writeSse(logger: ConsolaInstance, x: NodeExchange, res: ServerResponse, reply: SseReply): Promise<void> {
+  const { frames } = reply;
+  res.writeHead(200, { ...reply.headers, "x-request-id": x.requestId });
+  const batch = new SseBatch(res);
+  batch.schedule();
+  let complete = false;
+  try {
+    for (;;) {
+      if (res.destroyed) break;
+      if (batch.full) {
+        batch.full = false;
+        if (res.writableNeedDrain) await waitForDrain(res);
+        continue;
+      }
+      const { done, value } = await frames.next();
+      if (done) break;
+      if (typeof value === "string") batch.push(value);
+      else {
+        // Bytes relayed as they came: after the text before them, in order.
+        batch.flush();
+        if (!res.destroyed && !res.write(value)) batch.full = true;
+      }
+    }
+    complete = true;
+  } catch (error) {
+    // The frames never throw by contract; one that does is a bug, logged, and the stream is ended.
+    logger.error(`stream of ${x.method} ${x.path} failed`, { request_id: x.requestId }, error);
+  } finally {
+    // Releases the upstream when the client left early.
+    if (!complete) await frames.return?.();
+    const rest = batch.take();
+    if (!res.destroyed && !res.writableEnded) res.end(rest === "" ? undefined : rest);
+    logAccess(logger, x, 200);
+  }
+}

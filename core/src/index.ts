@@ -28,6 +28,7 @@ export type {
   StoredCompletion,
   CompletionListQuery,
   CompletionPage,
+  ChatEventStream,
   ForwardCall,
   ForwardReply,
   ForwardRequest,

@@ -66,6 +66,13 @@ export interface Provider {
    */
   chatStreamBatches?(request: ChatRequest, call: ProviderCall): Promise<AsyncIterable<readonly ChatStreamItem[]>>;
   /**
+   * Optional, and used by the core for streams before the two above: for an upstream that already
+   * streams OpenAI's `chat.completion.chunk` events (the client's format), its reply body, which
+   * the core relays in whole reads without parsing each chunk, changing only what the contract asks
+   * (the usage chunk, `service_tier`, `[DONE]`). Throw for an error reply, as for `chatStream`.
+   */
+  chatStreamEvents?(request: ChatRequest, call: ProviderCall): Promise<ChatEventStream>;
+  /**
    * Image generation, for models with the `images` capability. `request.model` is the bare id.
    * Return base64 (`b64_json`) or URLs as the upstream gives them: when the client asked for
    * `response_format: url` and gets base64, the core keeps the image and serves a URL itself.
@@ -85,6 +92,19 @@ export interface Provider {
   responses?(request: ForwardRequest, call: ForwardCall): Promise<ForwardReply>;
   /** Releases what `setup` acquired. */
   close?(): Promise<void> | void;
+}
+
+/** What `chatStreamEvents` returns: an OpenAI-format event stream, and how to read its errors. */
+export interface ChatEventStream {
+  /** The upstream's SSE body (status 200). */
+  body: HttpBody;
+  /**
+   * The error an event reports, or `undefined` for an ordinary chunk: OpenAI's `{"error": {…}}`,
+   * vLLM's `{"object": "error"}`, an `event: error`. Called only for events that may be errors
+   * (named `error`, or whose data holds `rror"`), so it may parse the data. The core sends the
+   * chunks before it, then the error (mapped like any provider error) as the stream's error event.
+   */
+  errorOf(event: string | undefined, data: string): unknown;
 }
 
 /** One call of the responses API, as the client made it (model name already bare). */

@@ -5,9 +5,14 @@
  */
 import type { ChatRequest } from "../types/chat.ts";
 
+/** Fields the router serves itself or sets below: not copied from the client's request. */
+const NOT_COPIED = new Set(["store", "metadata", "model", "stream", "stream_options"]);
+
 export function toProviderRequest(request: ChatRequest, model: string): ChatRequest {
-  const { store: _store, metadata: _metadata, ...rest } = request;
-  if (rest.stream) return { ...rest, model, stream: true, stream_options: { include_usage: true } };
-  const { stream_options: _streamOptions, ...json } = rest;
-  return { ...json, model, stream: false };
+  // One copy in one loop: the request is copied on every call.
+  const out: Record<string, unknown> = { model };
+  for (const key in request) if (!NOT_COPIED.has(key)) out[key] = request[key as keyof ChatRequest];
+  out.stream = request.stream === true;
+  if (request.stream) out.stream_options = { include_usage: true };
+  return out as unknown as ChatRequest;
 }

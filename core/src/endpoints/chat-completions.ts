@@ -5,6 +5,7 @@
  */
 import type { AppContext } from "../app-context.ts";
 import { assertChatCapabilities } from "../capabilities.ts";
+import { openEventRelay } from "../chat/event-relay.ts";
 import { chatStreamFrames } from "../chat/stream-frames.ts";
 import { toProviderRequest } from "../chat/provider-request.ts";
 import { createCompletionAssembler } from "../chat/assemble-completion.ts";
@@ -12,11 +13,28 @@ import { invalidRequest, storageFailed } from "../errors.ts";
 import { toUpstreamError } from "../http-client.ts";
 import type { Exchange } from "../http/exchange.ts";
 import { jsonReply, sseReply, type Reply } from "../http/reply.ts";
+import type { ModelEntry } from "../models.ts";
+import type { ProviderCall, Storage } from "../plugin.ts";
 import { providerCall } from "../provider-call.ts";
-import { acquireRateLimit, settleAfterStream, tokenReservation } from "../rate-limit/acquire.ts";
-import type { ChatCompletion, ChatStreamItem, Usage } from "../types/chat.ts";
+import { acquireRateLimit, settleAfterStream, tokenReservation, type RateLimitGrant } from "../rate-limit/acquire.ts";
+import type { ChatCompletion, ChatRequest, ChatStreamItem, Usage } from "../types/chat.ts";
 import { readJsonBody } from "../utils/read-body.ts";
 import { SSE_HEADERS } from "../utils/sse-write.ts";
+
+/** What both reply paths need; one object instead of a closure per value. */
+interface ChatCall {
+  ctx: AppContext;
+  x: Exchange;
+  entry: ModelEntry;
+  request: ChatRequest;
+  providerRequest: ChatRequest;
+  call: ProviderCall;
+  grant: RateLimitGrant;
+  /** Set when `store: true`. */
+  storage: Storage | undefined;
+  /** The client set `service_tier`: replies keep it (service-interface.md). */
+  keepServiceTier: boolean;
+}
 
 export function createChatCompletionHandler(ctx: AppContext) {
   return async function createChatCompletion(x: Exchange): Promise<Reply> {
@@ -31,65 +49,126 @@ export function createChatCompletionHandler(ctx: AppContext) {
         param: "store",
       });
     }
-    /** Stores the finished reply; the client hears of success only once it is stored. */
-    const save = async (completion: ChatCompletion) => {
-      try {
-        await storage!.saveCompletion({ completion, messages: request.messages, model: entry.name, metadata: request.metadata ?? {}, createdAt: Date.now() });
-      } catch (error) {
-        ctx.logger.error("storing a completion failed", { request_id: x.requestId }, error);
-        throw storageFailed(error);
-      }
-    };
-    const call = providerCall(x, entry.model, entry.timeoutMs);
     const providerRequest = toProviderRequest(request, entry.model);
-    const keepServiceTier = request.service_tier != null;
-    const classify = (error: unknown) => toUpstreamError(error, entry.provider, entry.timeoutMs);
     // Last step before the upstream call: a request refused by any check above never counts.
-    const grant = await acquireRateLimit(ctx, x, { provider: entry.provider, reserve: tokenReservation(request) });
+    const granted = acquireRateLimit(ctx, x, { provider: entry.provider, reserve: tokenReservation(request) });
+    const grant = granted instanceof Promise ? await granted : granted;
+    const chat: ChatCall = {
+      ctx,
+      x,
+      entry,
+      request,
+      providerRequest,
+      call: providerCall(x, entry.model, entry.timeoutMs),
+      grant,
+      storage,
+      keepServiceTier: request.service_tier != null,
+    };
+    return request.stream ? streamReply(chat) : completionReply(chat);
+  };
+}
 
-    if (!request.stream) {
-      const completion: ChatCompletion = await entry.instance.chat(providerRequest, call).catch((error: unknown) => {
-        grant.settle();
-        throw classify(error);
-      });
-      grant.settle(completion.usage);
-      if (completion.usage) x.usage = completion.usage;
-      if (!keepServiceTier) delete completion.service_tier;
-      if (storage) await save(completion);
-      return jsonReply(completion, 200, grant.headers);
-    }
+/** Stores the finished reply; the client hears of success only once it is stored. */
+async function save(chat: ChatCall, completion: ChatCompletion): Promise<void> {
+  const { request } = chat;
+  try {
+    await chat.storage!.saveCompletion({ completion, messages: request.messages, model: chat.entry.name, metadata: request.metadata ?? {}, createdAt: Date.now() });
+  } catch (error) {
+    chat.ctx.logger.error("storing a completion failed", { request_id: chat.x.requestId }, error);
+    throw storageFailed(error);
+  }
+}
 
-    let items: AsyncIterator<ChatStreamItem | readonly ChatStreamItem[]>;
-    let first: IteratorResult<ChatStreamItem | readonly ChatStreamItem[]>;
-    try {
-      // A provider that reads items in batches hands them over so: one async step per upstream read.
-      const provider = entry.instance;
-      const stream = provider.chatStreamBatches ? await provider.chatStreamBatches(providerRequest, call) : await provider.chatStream(providerRequest, call);
-      items = stream[Symbol.asyncIterator]();
-      // Reading the first item before the headers turns an early failure into a proper error reply.
-      first = await items.next();
-    } catch (error) {
-      grant.settle();
-      throw classify(error);
-    }
-    let usage: Usage | undefined;
-    const assembler = storage ? createCompletionAssembler() : undefined;
-    const frames = chatStreamFrames(first, items, {
-      classify,
-      collect: assembler?.add,
-      beforeDone:
-        assembler &&
-        (() => {
-          const completion = assembler.completion();
-          if (!keepServiceTier) delete completion.service_tier;
-          return save(completion);
-        }),
-      onUsage: (reported) => (usage = x.usage = reported),
-      includeUsage: request.stream_options?.include_usage === true,
+async function completionReply(chat: ChatCall): Promise<Reply> {
+  const { entry, grant } = chat;
+  let completion: ChatCompletion;
+  try {
+    completion = await entry.instance.chat(chat.providerRequest, chat.call);
+  } catch (error) {
+    grant.settle();
+    throw toUpstreamError(error, entry.provider, entry.timeoutMs);
+  }
+  grant.settle(completion.usage);
+  if (completion.usage) chat.x.usage = completion.usage;
+  if (!chat.keepServiceTier) delete completion.service_tier;
+  if (chat.storage) await save(chat, completion);
+  return jsonReply(completion, 200, grant.headers);
+}
+
+async function streamReply(chat: ChatCall): Promise<Reply> {
+  return chat.entry.instance.chatStreamEvents ? relayedStreamReply(chat) : framedStreamReply(chat);
+}
+
+/** The stream of a provider whose upstream speaks the client's format: relayed in whole reads (`chat/event-relay.ts`). */
+async function relayedStreamReply(chat: ChatCall): Promise<Reply> {
+  const { ctx, x, entry, grant, keepServiceTier } = chat;
+  const classify = (error: unknown) => toUpstreamError(error, entry.provider, entry.timeoutMs);
+  let usage: Usage | undefined;
+  const assembler = chat.storage ? createCompletionAssembler() : undefined;
+  let frames: AsyncGenerator<string, void, undefined>;
+  try {
+    const stream = await entry.instance.chatStreamEvents!(chat.providerRequest, chat.call);
+    frames = await openEventRelay(stream, {
+      provider: entry.provider,
+      timeoutMs: entry.timeoutMs,
+      includeUsage: chat.request.stream_options?.include_usage === true,
       keepServiceTier,
       clientGone: () => x.abort.aborted,
+      onUsage: (reported) => (usage = x.usage = reported),
+      classify,
+      ...(assembler && {
+        collect: assembler.add,
+        beforeDone: () => {
+          const completion = assembler.completion();
+          if (!keepServiceTier) delete completion.service_tier;
+          return save(chat, completion);
+        },
+      }),
       onError: (error) => ctx.logger.warn(`stream of ${entry.name} failed mid-way`, { request_id: x.requestId }, error),
     });
-    return sseReply({ ...SSE_HEADERS, ...grant.headers }, settleAfterStream(frames, () => grant.settle(usage)));
-  };
+  } catch (error) {
+    grant.settle();
+    throw classify(error);
+  }
+  return sseReply({ ...SSE_HEADERS, ...grant.headers }, settleAfterStream(frames, () => grant.settle(usage)));
+}
+
+/** The stream of a provider that hands over chunks (`chatStream`, `chatStreamBatches`), framed one by one. */
+async function framedStreamReply(chat: ChatCall): Promise<Reply> {
+  const { ctx, x, entry, grant, keepServiceTier } = chat;
+  const classify = (error: unknown) => toUpstreamError(error, entry.provider, entry.timeoutMs);
+  let items: AsyncIterator<ChatStreamItem | readonly ChatStreamItem[]>;
+  let first: IteratorResult<ChatStreamItem | readonly ChatStreamItem[]>;
+  try {
+    // A provider that reads items in batches hands them over so: one async step per upstream read.
+    const provider = entry.instance;
+    const stream = provider.chatStreamBatches
+      ? await provider.chatStreamBatches(chat.providerRequest, chat.call)
+      : await provider.chatStream(chat.providerRequest, chat.call);
+    items = stream[Symbol.asyncIterator]();
+    // Reading the first item before the headers turns an early failure into a proper error reply.
+    first = await items.next();
+  } catch (error) {
+    grant.settle();
+    throw classify(error);
+  }
+  let usage: Usage | undefined;
+  const assembler = chat.storage ? createCompletionAssembler() : undefined;
+  const frames = chatStreamFrames(first, items, {
+    classify,
+    collect: assembler?.add,
+    beforeDone:
+      assembler &&
+      (() => {
+        const completion = assembler.completion();
+        if (!keepServiceTier) delete completion.service_tier;
+        return save(chat, completion);
+      }),
+    onUsage: (reported) => (usage = x.usage = reported),
+    includeUsage: chat.request.stream_options?.include_usage === true,
+    keepServiceTier,
+    clientGone: () => x.abort.aborted,
+    onError: (error) => ctx.logger.warn(`stream of ${entry.name} failed mid-way`, { request_id: x.requestId }, error),
+  });
+  return sseReply({ ...SSE_HEADERS, ...grant.headers }, settleAfterStream(frames, () => grant.settle(usage)));
 }

@@ -2,16 +2,16 @@
  * One access-log line per request, written by the logger in batches off the request path. Never
  * the Authorization header or a body: only who (app/developer), what, how it ended and how long.
  */
-import type { ConsolaInstance } from "consola";
+import type { Logger } from "../logger.ts";
 import type { Exchange } from "./exchange.ts";
 import { loggedPath } from "./error-reply.ts";
 
 /** Logs the end of `x` with its status. */
-export function logAccess(logger: ConsolaInstance, x: Exchange, status: number): void {
+export function logAccess(logger: Logger, x: Exchange, status: number): void {
   if (logger.level < 3) return; // below info: skip building the fields at all
   const ms = Math.round((performance.now() - x.startedAt) * 10) / 10;
   const { principal, model, usage } = x;
-  logger.info(`${x.method} ${loggedPath(x.path)}`, {
+  logger.access(`${x.method} ${loggedPath(x.path)}`, {
     status,
     duration_ms: ms,
     ...(model && { model }),

@@ -3,8 +3,8 @@
  * built on web standards (h3, Hono, Bun, Deno) and for tests without a port. Same dispatch, same
  * endpoints as the Node adapter; a stream becomes a `ReadableStream` pulled by the client.
  */
-import type { ConsolaInstance } from "consola";
 import { bodyTooLarge } from "../errors.ts";
+import type { Logger } from "../logger.ts";
 import type { SseFrame } from "../utils/sse-write.ts";
 import { logAccess } from "./access-log.ts";
 import { errorReplyOf } from "./error-reply.ts";
@@ -13,7 +13,7 @@ import { JSON_TYPE, type Reply } from "./reply.ts";
 
 export interface FetchAdapterContext {
   dispatch(x: Exchange): Promise<Reply>;
-  logger: ConsolaInstance;
+  logger: Logger;
 }
 
 class WebExchange extends BaseExchange {
@@ -91,7 +91,7 @@ function frameStream(frames: AsyncIterator<SseFrame>, onEnd: () => void): Readab
   });
 }
 
-function toResponse(logger: ConsolaInstance, x: WebExchange, reply: Reply): Response {
+function toResponse(logger: Logger, x: WebExchange, reply: Reply): Response {
   const head = x.method === "HEAD";
   if (reply.kind === "sse") {
     const body = frameStream(reply.frames, () => logAccess(logger, x, 200));

@@ -6,8 +6,8 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { TLSSocket } from "node:tls";
-import type { ConsolaInstance } from "consola";
 import { bodyTooLarge } from "../errors.ts";
+import type { Logger } from "../logger.ts";
 import { logAccess } from "./access-log.ts";
 import { errorReplyOf } from "./error-reply.ts";
 import { BaseExchange, requestIdFor, type Exchange } from "./exchange.ts";
@@ -17,7 +17,7 @@ import { JSON_TYPE, type Reply, type SseReply } from "./reply.ts";
 export interface NodeAdapterContext {
   /** Authenticates, routes and runs the endpoint (`dispatch.ts`); throws for an error reply. */
   dispatch(x: Exchange): Promise<Reply>;
-  logger: ConsolaInstance;
+  logger: Logger;
 }
 
 const kExchange = Symbol("modelmux.exchange");
@@ -129,7 +129,7 @@ export function createNodeHandler(app: NodeAdapterContext): (req: IncomingMessag
   };
 }
 
-function writeReply(logger: ConsolaInstance, x: NodeExchange, res: ServerResponse, reply: Reply): void {
+function writeReply(logger: Logger, x: NodeExchange, res: ServerResponse, reply: Reply): void {
   try {
     if (reply.kind === "sse") {
       void writeSse(logger, x, res, reply);
@@ -149,7 +149,7 @@ function writeReply(logger: ConsolaInstance, x: NodeExchange, res: ServerRespons
   }
 }
 
-function writeError(logger: ConsolaInstance, x: NodeExchange, res: ServerResponse, error: unknown): void {
+function writeError(logger: Logger, x: NodeExchange, res: ServerResponse, error: unknown): void {
   const { status, headers, body } = errorReplyOf(error, x, logger);
   if (!res.headersSent && !res.destroyed) {
     res.writeHead(status, headers);
@@ -227,7 +227,7 @@ function waitForDrain(res: ServerResponse): Promise<void> {
 }
 
 /** Writes the frames as they come, with backpressure; the last batch leaves with the end, in one write. */
-async function writeSse(logger: ConsolaInstance, x: NodeExchange, res: ServerResponse, reply: SseReply): Promise<void> {
+async function writeSse(logger: Logger, x: NodeExchange, res: ServerResponse, reply: SseReply): Promise<void> {
   const { frames } = reply;
   res.writeHead(200, { ...reply.headers, "x-request-id": x.requestId });
   const batch = new SseBatch(res);

@@ -151,9 +151,13 @@ function tooLarge(rule: ScopedRule, reserve: TokenReservation) {
  *   throw error;
  * }
  */
-export async function acquireRateLimit(ctx: { rateLimits?: RateLimits | undefined }, x: Exchange, input: RateLimitInput): Promise<RateLimitGrant> {
+export function acquireRateLimit(ctx: { rateLimits?: RateLimits | undefined }, x: Exchange, input: RateLimitInput): RateLimitGrant | Promise<RateLimitGrant> {
+  // Without limits the grant is known at once: no promise to await on every request.
   const limits = ctx.rateLimits;
-  if (!limits) return NO_LIMIT;
+  return limits ? acquire(limits, x, input) : NO_LIMIT;
+}
+
+async function acquire(limits: RateLimits, x: Exchange, input: RateLimitInput): Promise<RateLimitGrant> {
   const principal = x.principal;
   const rules = rulesFor(limits.policy, { app: principal?.app ?? "default", developer: principal?.developer ?? "default", provider: input.provider });
   if (rules.length === 0) return NO_LIMIT;

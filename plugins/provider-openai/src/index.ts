@@ -22,7 +22,7 @@ import { toProviderError } from "./errors.ts";
 import { openaiImageOptions, parseImagesText, toOpenAIImageRequest } from "./images.ts";
 import { toOpenAIRequest } from "./request.ts";
 import { parseCompletionText } from "./response.ts";
-import { readChatStream, readChatStreamBatches } from "./stream.ts";
+import { readChatStream, readChatStreamBatches, streamErrorOf } from "./stream.ts";
 
 /** The keys of a `providers.<name>` block that this plugin reads (contract §3). */
 export interface OpenAIProviderOptions {
@@ -110,6 +110,12 @@ function setup(options: OpenAIProviderOptions, ctx: PluginContext): Provider {
     async chatStreamBatches(request: ChatRequest, call: ProviderCall) {
       const res = await send(request, call, streamHeaders);
       return readChatStreamBatches(res.body, { provider: ctx.name, timeoutMs: call.timeoutMs, secret });
+    },
+
+    // The upstream streams the client's own format: the core relays it in whole reads.
+    async chatStreamEvents(request: ChatRequest, call: ProviderCall) {
+      const res = await send(request, call, streamHeaders);
+      return { body: res.body, errorOf: (event: string | undefined, data: string) => streamErrorOf(event, data, { provider: ctx.name, secret }) };
     },
 
     imageOptions: openaiImageOptions,

@@ -79,6 +79,21 @@ export async function* readChatStreamBatches(body: Readable, { provider, timeout
   if (events === 0) throw upstreamError(`${provider}: the reply to a streamed request carried no events.`);
 }
 
+/**
+ * The error an event of an OpenAI-style stream reports, or undefined for a chunk (what
+ * `chatStreamEvents` hands the core as `errorOf`).
+ */
+export function streamErrorOf(event: string | undefined, data: string, { provider, secret }: Pick<ReadChatStreamOptions, "provider" | "secret">): unknown {
+  if (event !== "error" && !data.includes(MAY_BE_ERROR)) return undefined;
+  let payload: unknown;
+  try {
+    payload = JSON.parse(data);
+  } catch {
+    // Not JSON: a chunk like any other, unless the event says it is an error.
+  }
+  return event === "error" || isErrorPayload(payload) ? toStreamError(provider, payload ?? { error: data }, secret) : undefined;
+}
+
 /** The same chunks one at a time (the `chatStream` contract). */
 export async function* readChatStream(body: Readable, options: ReadChatStreamOptions): AsyncGenerator<ChatStreamItem> {
   for await (const chunks of readChatStreamBatches(body, options)) for (let i = 0; i < chunks.length; i++) yield chunks[i]!;

@@ -1,0 +1,317 @@
+/**
+ * Relaying an upstream stream that is already in the client's format (OpenAI
+ * `chat.completion.chunk` events) without handling each chunk in JavaScript. A read of the body
+ * brings a dozen or more events; they are cut at the last event boundary, checked with a few native
+ * string searches over the whole block, and passed on as one piece. Only what the contract asks is
+ * changed (contract §8, service-interface.md): the usage chunk is read (and dropped for a client
+ * that did not ask for it), `service_tier` is removed unless the client set it, an error event
+ * becomes the stream's one error event, and `data: [DONE]` ends the stream (the core sends its own).
+ *
+ * A block that is not plain `data: …` lines (CR line ends, `event:`/`id:` fields, comments,
+ * multi-line data) is read by eventsource-parser instead, event by event, with the same rules.
+ */
+import { createParser, type EventSourceMessage, type ParseError } from "eventsource-parser";
+import { StringDecoder } from "node:string_decoder";
+import { toModelmuxError, upstreamError } from "../errors.ts";
+import { toBodyReadError } from "../http-client.ts";
+import type { ChatEventStream } from "../plugin.ts";
+import type { ChatCompletionChunk, ChatStreamItem, Usage } from "../types/chat.ts";
+import { sseData } from "../utils/sse-write.ts";
+
+export interface EventRelayOptions {
+  /** The provider's name and timeout, for the errors of a body that stalls, breaks off or carries no events. */
+  provider: string;
+  timeoutMs: number;
+  /** The client asked for `stream_options.include_usage`. */
+  includeUsage: boolean;
+  /** The client set `service_tier`; otherwise it is removed from chunks. */
+  keepServiceTier: boolean;
+  /** True once the client has gone: stop reading, send nothing more. */
+  clientGone(): boolean;
+  /** Called with the usage of the reply, when the upstream reported it. */
+  onUsage?(usage: Usage): void;
+  /** Maps a failure of the upstream (a body that broke off or stalled, an error event) for the client. */
+  classify(error: unknown): unknown;
+  /** Sees every chunk's JSON, the usage chunk included (`store: true` assembles them); slower: each chunk is cut out. */
+  collect?(item: ChatStreamItem): void;
+  /** Runs after the last chunk and before `[DONE]`; a failure becomes the stream's error event. */
+  beforeDone?(): Promise<void>;
+  /** Called with a mid-stream failure, for the log. */
+  onError?(error: unknown): void;
+}
+
+const DONE_FRAME = "data: [DONE]\n\n";
+const LF2 = Buffer.from("\n\n");
+const CR = 13;
+/** One event may not grow past this; an upstream that streams more without a break is broken. */
+const MAX_EVENT_BYTES = 8 * 1024 * 1024;
+
+/** An error payload always has the token `"error"`; in a chunk's text its quotes would be escaped. `rror"` is searched first: its first letter is rarer. */
+const MAY_BE_ERROR_TAIL = 'rror"';
+/** The usage chunk is the one with empty choices (found by a regex: a literal search for `"` is slow). */
+const EMPTY_CHOICES = /"choices"\s*:\s*\[\s*\]/g;
+/** `service_tier` before another key (where OpenAI puts it), then as the last key. */
+const SERVICE_TIER = /"service_tier"\s*:\s*(?:"[^"\\]*"|null)\s*,/g;
+const SERVICE_TIER_LAST = /,\s*"service_tier"\s*:\s*(?:"[^"\\]*"|null)(?=\s*})/g;
+
+/** The relayed text of one block, and whether the stream ended in it. */
+interface BlockResult {
+  text: string;
+  done: boolean;
+}
+
+class EventRelay {
+  private readonly reader: AsyncIterator<Buffer>;
+  /** Bytes of an event not yet complete. */
+  private held: Buffer | undefined;
+  /** Set once the body is read as text by the general parser (CR line ends: see the file's comment). */
+  private decoder: StringDecoder | undefined;
+  private parser: ReturnType<typeof createParser> | undefined;
+  private parsed: EventSourceMessage[] = [];
+  private events = 0;
+  /** The body has ended, or been let go of. */
+  private bodyDone = false;
+  /** An error event that came after chunks of the same read: thrown by the next `next()`, once those are sent. */
+  private pendingError: unknown;
+
+  constructor(
+    private readonly stream: ChatEventStream,
+    private readonly options: EventRelayOptions,
+  ) {
+    this.reader = stream.body[Symbol.asyncIterator]();
+  }
+
+  /**
+   * The relayed text up to the next read that has some, and whether the stream ended; throws the
+   * upstream's failure unmapped.
+   */
+  async next(): Promise<BlockResult> {
+    if (this.pendingError !== undefined) {
+      const error = this.pendingError;
+      this.pendingError = undefined;
+      throw error;
+    }
+    for (;;) {
+      let read: IteratorResult<Buffer>;
+      try {
+        read = await this.reader.next();
+      } catch (error) {
+        this.bodyDone = true;
+        throw toBodyReadError(error, this.options.provider, this.options.timeoutMs);
+      }
+      const { done, value } = read;
+      if (done) {
+        // An event cut off before its blank line at the end is dropped, as the SSE spec says.
+        this.bodyDone = true;
+        if (this.events === 0) throw upstreamError(`${this.options.provider}: the reply to a streamed request carried no events.`);
+        return { text: "", done: true };
+      }
+      const result = this.decoder ? this.parseText(value) : this.parseFast(value);
+      if (result.done || result.text !== "") return result;
+    }
+  }
+
+  private parseFast(chunk: Buffer): BlockResult {
+    if (chunk.indexOf(CR) >= 0) return this.switchToParser(chunk);
+    const bytes = this.held ? Buffer.concat([this.held, chunk]) : chunk;
+    const end = bytes.lastIndexOf(LF2);
+    if (end < 0) {
+      if (bytes.length > MAX_EVENT_BYTES) throw upstreamError("the upstream sent an event larger than 8 MiB");
+      this.held = bytes;
+      return { text: "", done: false };
+    }
+    const cut = end + 2;
+    this.held = cut < bytes.length ? bytes.subarray(cut) : undefined;
+    // Whole events only: a multi-byte character never straddles the cut.
+    return this.relayBlock(bytes.toString("utf8", 0, cut));
+  }
+
+  /**
+   * Relays a block of whole events in one piece. From the first event that is not a plain
+   * `data: …` line on, the block is read by the general parser.
+   */
+  private relayBlock(block: string): BlockResult {
+    const { options } = this;
+    const mayError = block.includes(MAY_BE_ERROR_TAIL);
+    EMPTY_CHOICES.lastIndex = 0;
+    let usageAt = EMPTY_CHOICES.exec(block)?.index ?? -1;
+    let text = "";
+    let copiedTo = 0;
+    let pos = 0;
+    while (pos < block.length) {
+      const lineEnd = block.indexOf("\n", pos);
+      const start = pos + 6;
+      // Plain events only: one `data: ` line each (not blank, not space-padded), then the blank line.
+      if (block.charCodeAt(lineEnd + 1) !== 10 || !block.startsWith("data: ", pos) || lineEnd === start || block.charCodeAt(start) === 32) {
+        return this.parseEvents(block.slice(pos), text + block.slice(copiedTo, pos));
+      }
+      const next = lineEnd + 2;
+      let drop = false;
+      if (lineEnd - start === 6 && block.startsWith("[DONE]", start)) {
+        return { text: this.serviceTier(text + block.slice(copiedTo, pos)), done: true };
+      }
+      if (mayError) {
+        const at = block.indexOf(MAY_BE_ERROR_TAIL, start);
+        const stop = at >= 0 && at < lineEnd ? this.checkError(undefined, block.slice(start, lineEnd), text + block.slice(copiedTo, pos)) : undefined;
+        if (stop) return stop;
+      }
+      this.events++;
+      if (usageAt >= 0 && usageAt < lineEnd) {
+        drop = this.readUsage(block.slice(start, lineEnd));
+        while (usageAt >= 0 && usageAt < lineEnd) usageAt = EMPTY_CHOICES.exec(block)?.index ?? -1;
+      }
+      if (options.collect) options.collect(block.slice(start, lineEnd));
+      if (drop) {
+        text += block.slice(copiedTo, pos);
+        copiedTo = next;
+      }
+      pos = next;
+    }
+    const whole = copiedTo === 0 ? block : text + block.slice(copiedTo);
+    return { text: this.serviceTier(whole), done: false };
+  }
+
+  /**
+   * When an event reports an error: throws it if nothing comes before it in this read, else returns
+   * the text before it and throws the error on the next read. `before` is that text, unrelayed.
+   */
+  private checkError(event: string | undefined, data: string, before: string): BlockResult | undefined {
+    const error = this.stream.errorOf(event, data);
+    if (error === undefined) return undefined;
+    const text = this.serviceTier(before);
+    if (text === "") throw error;
+    this.pendingError = error;
+    return { text, done: false };
+  }
+
+  /** Reads the usage of an empty-choices chunk; true when the chunk is dropped. */
+  private readUsage(json: string): boolean {
+    if (!json.includes('"usage"')) return false;
+    let chunk: ChatCompletionChunk;
+    try {
+      chunk = JSON.parse(json) as ChatCompletionChunk;
+    } catch (error) {
+      throw upstreamError(`${this.options.provider}: the usage chunk of the stream is not valid JSON.`, error);
+    }
+    if (chunk.usage) this.options.onUsage?.(chunk.usage);
+    return !this.options.includeUsage;
+  }
+
+  private serviceTier(text: string): string {
+    // `service_tier` without its quote: a search for a string that starts with `"` stops at every quote.
+    if (this.options.keepServiceTier || text.indexOf("service_tier") < 0) return text;
+    const stripped = text.replace(SERVICE_TIER, "");
+    return stripped.indexOf("service_tier") < 0 ? stripped : stripped.replace(SERVICE_TIER_LAST, "");
+  }
+
+  // The general parser ---------------------------------------------------------------------------
+
+  /** A CR in the body: from here on it is decoded and parsed as text, where CR line ends are handled. */
+  private switchToParser(chunk: Buffer): BlockResult {
+    this.decoder = new StringDecoder("utf8");
+    const held = this.held;
+    this.held = undefined;
+    return this.parseText(held ? Buffer.concat([held, chunk]) : chunk);
+  }
+
+  private parseText(chunk: Buffer): BlockResult {
+    return this.parseEvents(this.decoder!.write(chunk));
+  }
+
+  /**
+   * Feeds text to the parser (whole events, or the body as it comes once decoded) and relays the
+   * events it completes after `text`, the relayed text of this read so far.
+   */
+  private parseEvents(input: string, text = ""): BlockResult {
+    this.parser ??= createParser({ maxBufferSize: MAX_EVENT_BYTES, onEvent: (event) => this.parsed.push(event), onError: throwIfTooLarge });
+    this.parser.feed(input);
+    const events = this.parsed;
+    this.parsed = [];
+    for (const { event, data } of events) {
+      if (data === "[DONE]") return { text: this.serviceTier(text), done: true };
+      if (!data.trim()) continue;
+      if (event === "error" || data.includes(MAY_BE_ERROR_TAIL)) {
+        const stop = this.checkError(event, data, text);
+        if (stop) return stop;
+      }
+      this.events++;
+      EMPTY_CHOICES.lastIndex = 0;
+      const drop = EMPTY_CHOICES.test(data) && this.readUsage(data);
+      this.options.collect?.(data);
+      if (!drop) text += sseData(data);
+    }
+    return { text: this.serviceTier(text), done: false };
+  }
+
+  /**
+   * Lets go of a body that has not ended. After `[DONE]` the body has usually received its end
+   * too (it comes in the same read): reading on lets it end by itself, while destroying it would
+   * abort a request that is complete (and make a `Readable` build an error). One that has not
+   * ended by the next turn of the event loop, or any body the client left or that failed, is
+   * destroyed, which aborts its request.
+   */
+  release(afterDone = false): void {
+    if (this.bodyDone) return;
+    this.bodyDone = true;
+    const body = this.stream.body;
+    if (body.destroyed) return;
+    if (!afterDone) {
+      body.destroy();
+      return;
+    }
+    const waiting = { body, ended: false };
+    this.reader.next().then(
+      (read) => (waiting.ended = read.done === true),
+      () => (waiting.ended = true),
+    );
+    setImmediate(destroyUnlessEnded, waiting);
+  }
+}
+
+function destroyUnlessEnded(waiting: { body: ChatEventStream["body"]; ended: boolean }): void {
+  if (!waiting.ended && !waiting.body.destroyed) waiting.body.destroy();
+}
+
+/** The parser's `onError`: an event past the limit ends the stream; other (field) errors are ignored. */
+function throwIfTooLarge(error: ParseError): void {
+  if (error.type === "max-buffer-size-exceeded") throw error;
+}
+
+/**
+ * Opens the relay: reads until the first chunks (or the end) before returning, so that a failure
+ * before any event still becomes an error reply with its status; the frames that follow never
+ * throw (a later failure is one SSE error event, and no `[DONE]`).
+ */
+export async function openEventRelay(stream: ChatEventStream, options: EventRelayOptions): Promise<AsyncGenerator<string, void, undefined>> {
+  const relay = new EventRelay(stream, options);
+  let first: BlockResult;
+  try {
+    first = await relay.next();
+  } catch (error) {
+    relay.release();
+    throw error;
+  }
+  return relayFrames(relay, first, options);
+}
+
+async function* relayFrames(relay: EventRelay, first: BlockResult, options: EventRelayOptions): AsyncGenerator<string, void, undefined> {
+  try {
+    let block = first;
+    for (;;) {
+      if (block.text !== "") yield block.text;
+      if (block.done) break;
+      if (options.clientGone()) return;
+      block = await relay.next();
+    }
+    relay.release(true);
+    await options.beforeDone?.();
+    yield DONE_FRAME;
+  } catch (error) {
+    if (options.clientGone()) return;
+    const mapped = options.classify(error);
+    options.onError?.(mapped);
+    yield sseData(JSON.stringify(toModelmuxError(mapped).toEnvelope()));
+  } finally {
+    relay.release();
+  }
+}

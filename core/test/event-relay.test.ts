@@ -1,0 +1,223 @@
+/**
+ * The relay of OpenAI-format streams (`chat/event-relay.ts`) against the chunk-by-chunk path it
+ * replaces for such upstreams (provider-openai's `readChatStreamBatches` + `chatStreamFrames`): the
+ * same bytes cut into reads at every kind of place must give the client the same frames.
+ */
+import { describe, expect, it } from "vitest";
+import { openEventRelay, type EventRelayOptions } from "../src/chat/event-relay.ts";
+import { chatStreamFrames } from "../src/chat/stream-frames.ts";
+import { ModelmuxError, upstreamError } from "../src/errors.ts";
+import { replyBody } from "../src/responses/reply-body.ts";
+import { toUpstreamError } from "../src/http-client.ts";
+import type { ChatEventStream } from "../src/plugin.ts";
+import type { ChatStreamItem, Usage } from "../src/types/chat.ts";
+import { readChatStreamBatches, streamErrorOf } from "../../plugins/provider-openai/src/stream.ts";
+
+const chunk = (content: string, extra = "") =>
+  `{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","service_tier":"default","system_fingerprint":"fp",${extra}"choices":[{"index":0,"delta":{"content":${JSON.stringify(content)}},"finish_reason":null}],"usage":null}`;
+const usageChunk = '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","service_tier":"default","choices":[],"usage":{"prompt_tokens":2,"completion_tokens":3,"total_tokens":5}}';
+const lastTier = '{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"z"}}],"service_tier": "flex"}';
+const errorPayload = '{"error":{"message":"overloaded","type":"server_error","code":null}}';
+
+const sse = (data: string) => `data: ${data}\n\n`;
+const plain = [chunk("Hello"), chunk(" wörld ✓ 🚀"), chunk('quote " and \\n escape'), lastTier, usageChunk].map(sse).join("") + "data: [DONE]\n\n";
+
+/** Cuts `text` (as UTF-8 bytes) at the given offsets: reads that split events, lines and characters. */
+function reads(text: string, cuts: number[]): Buffer[] {
+  const bytes = Buffer.from(text);
+  const out: Buffer[] = [];
+  let at = 0;
+  for (const cut of [...cuts, bytes.length]) {
+    if (cut > at) out.push(bytes.subarray(at, cut));
+    at = Math.max(at, cut);
+  }
+  return out;
+}
+
+interface Run {
+  text: string;
+  usage: Usage[];
+  collected: ChatStreamItem[];
+  /** The error thrown before the first frame (an error reply), if any. */
+  thrown?: unknown;
+}
+
+const OPTIONS = { provider: "p", timeoutMs: 1000, clientGone: () => false, classify: (error: unknown) => toUpstreamError(error, "p", 1000) };
+
+async function viaRelay(parts: Buffer[], options: Partial<EventRelayOptions> = {}): Promise<Run> {
+  const run: Run = { text: "", usage: [], collected: [] };
+  try {
+    const frames = await openEventRelay(
+      { body: replyBody(parts), errorOf: (event, data) => streamErrorOf(event, data, { provider: "p" }) },
+      { ...OPTIONS, includeUsage: false, keepServiceTier: false, onUsage: (u) => run.usage.push(u), collect: (i) => run.collected.push(i), ...options },
+    );
+    for await (const frame of frames) run.text += frame;
+  } catch (error) {
+    run.thrown = error;
+  }
+  return run;
+}
+
+/** The chunk-by-chunk path, as the core runs it for `chatStreamBatches`. */
+async function viaChunks(parts: Buffer[], options: Partial<EventRelayOptions> = {}): Promise<Run> {
+  const run: Run = { text: "", usage: [], collected: [] };
+  try {
+    const items = readChatStreamBatches(replyBody(parts), { provider: "p", timeoutMs: 1000 });
+    const first = await items.next();
+    const frames = chatStreamFrames(first, items, {
+      ...OPTIONS,
+      includeUsage: false,
+      keepServiceTier: false,
+      onUsage: (u) => run.usage.push(u),
+      collect: (i) => run.collected.push(i),
+      ...options,
+    });
+    for await (const frame of frames) run.text += frame;
+  } catch (error) {
+    run.thrown = error;
+  }
+  return run;
+}
+
+const every = (text: string) => Array.from({ length: Buffer.byteLength(text) - 1 }, (_, i) => [i + 1]);
+
+describe("openEventRelay", () => {
+  it("relays a plain stream as the chunk path frames it, read whole", async () => {
+    const relay = await viaRelay(reads(plain, []));
+    expect(relay).toEqual(await viaChunks(reads(plain, [])));
+    expect(relay.text).not.toContain("service_tier");
+    expect(relay.text).not.toContain('"choices":[]');
+    expect(relay.text.endsWith("data: [DONE]\n\n")).toBe(true);
+    expect(relay.usage).toEqual([{ prompt_tokens: 2, completion_tokens: 3, total_tokens: 5 }]);
+  });
+
+  it("gives the same frames wherever the reads split the bytes (events, lines, characters)", async () => {
+    for (const cuts of [...every(plain), [3, 9, 200, 201, 202, 203], [0, 1, 2, 3, 4, 5, 6, 7]]) {
+      const relay = await viaRelay(reads(plain, cuts));
+      const chunks = await viaChunks(reads(plain, cuts));
+      expect(relay.text, `cut at ${cuts}`).toBe(chunks.text);
+      expect(relay.usage).toEqual(chunks.usage);
+      expect(relay.collected).toEqual(chunks.collected);
+    }
+  });
+
+  it("keeps the usage chunk and service_tier when the client asked for them", async () => {
+    const options = { includeUsage: true, keepServiceTier: true };
+    const relay = await viaRelay(reads(plain, [100, 400]), options);
+    expect(relay.text).toBe((await viaChunks(reads(plain, [100, 400]), options)).text);
+    expect(relay.text).toBe(plain);
+  });
+
+  it.each([
+    ["CRLF line ends", plain.replaceAll("\n", "\r\n")],
+    ["comments and event names", `: keep-alive\n\n${sse(chunk("a"))}event: message\ndata: ${chunk("b")}\n\n${sse(usageChunk)}data: [DONE]\n\n`],
+    ["data without a space and a multi-line event", `data:${chunk("a")}\n\n${sse(chunk("b"))}data: ${chunk("c")}\ndata: \n\n${sse(usageChunk)}`],
+    ["blank data and an id", `data: \n\n${sse(chunk("a"))}id: 7\ndata: ${chunk("b")}\n\ndata: [DONE]\n\n`],
+  ])("reads %s like the SSE parser does", async (_name, text) => {
+    for (const cuts of [[], [7], [50, 51, 52], [Buffer.byteLength(text) - 3]]) {
+      const relay = await viaRelay(reads(text, cuts));
+      const chunks = await viaChunks(reads(text, cuts));
+      expect(relay.text).toBe(chunks.text);
+      expect(relay.usage).toEqual(chunks.usage);
+    }
+  });
+
+  it("sends the chunks before an error event of the same read, then one error event and no [DONE]", async () => {
+    const text = sse(chunk("a")) + sse(errorPayload) + sse(chunk("never"));
+    for (const cuts of [[], [10]]) {
+      const relay = await viaRelay(reads(text, cuts));
+      expect(relay.thrown).toBeUndefined();
+      expect(relay.text).toBe((await viaChunks(reads(text, cuts))).text);
+      expect(relay.text).toContain('"upstream_error"');
+      expect(relay.text).toContain("overloaded");
+      expect(relay.text).not.toContain("never");
+      expect(relay.text).not.toContain("[DONE]");
+    }
+  });
+
+  it("throws an error event that comes first, so it becomes an error reply", async () => {
+    const relay = await viaRelay(reads(`event: error\ndata: ${errorPayload}\n\n`, []));
+    expect(relay.thrown).toBeInstanceOf(ModelmuxError);
+    expect((relay.thrown as ModelmuxError).status).toBe(502);
+    expect(relay.text).toBe("");
+    const plainError = await viaRelay(reads(sse(errorPayload), []));
+    expect((plainError.thrown as ModelmuxError).message).toContain("overloaded");
+  });
+
+  it("ignores what follows [DONE] and destroys a body that has not ended", async () => {
+    const body = replyBody(
+      (async function* () {
+        yield Buffer.from(sse(chunk("a")) + "data: [DONE]\n\n");
+        await new Promise((resolve) => setTimeout(resolve, 60_000));
+        yield Buffer.from(sse(chunk("late")));
+      })(),
+    );
+    const frames = await openEventRelay({ body, errorOf: () => undefined }, { ...OPTIONS, includeUsage: false, keepServiceTier: false });
+    let text = "";
+    for await (const frame of frames) text += frame;
+    expect(text).toBe(sse(chunk("a").replace('"service_tier":"default",', "")) + "data: [DONE]\n\n");
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(body.destroyed).toBe(true);
+  });
+
+  it("reads a body that ends right after [DONE] to its end instead of destroying it", async () => {
+    // A body whose end is only seen by one more read: destroying it first would abort a complete request.
+    const calls: string[] = [];
+    let reads = 0;
+    const body = {
+      destroyed: false,
+      destroy() {
+        calls.push(`destroy after ${reads} reads`);
+        this.destroyed = true;
+      },
+      text: async () => "",
+      json: async () => null,
+      [Symbol.asyncIterator]() {
+        return {
+          next: async (): Promise<IteratorResult<Buffer>> => {
+            reads++;
+            return reads === 1 ? { done: false, value: Buffer.from(sse(chunk("a")) + "data: [DONE]\n\n") } : { done: true, value: undefined };
+          },
+        };
+      },
+    };
+    const frames = await openEventRelay({ body: body as unknown as ChatEventStream["body"], errorOf: () => undefined }, { ...OPTIONS, includeUsage: false, keepServiceTier: false });
+    for await (const _frame of frames);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(reads).toBe(2);
+    expect(calls).toEqual([]);
+  });
+
+  it("is a 502 for a body with no events, and ends with an error event when the body breaks off", async () => {
+    const empty = await viaRelay(reads(": nothing\n\n", []));
+    expect((empty.thrown as ModelmuxError).message).toBe("p: the reply to a streamed request carried no events.");
+    const broken = replyBody(
+      (async function* () {
+        yield Buffer.from(sse(chunk("a")));
+        throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+      })(),
+    );
+    const frames = await openEventRelay({ body: broken, errorOf: () => undefined }, { ...OPTIONS, includeUsage: false, keepServiceTier: false });
+    const seen: string[] = [];
+    for await (const frame of frames) seen.push(frame);
+    expect(seen).toHaveLength(2);
+    expect(JSON.parse(seen[1]!.slice("data: ".length))).toMatchObject({ error: { code: "upstream_error", type: "api_error" } });
+  });
+
+  it("stops reading and sends nothing more once the client is gone", async () => {
+    let gone = false;
+    const body = replyBody([Buffer.from(sse(chunk("a"))), Buffer.from(sse(chunk("b")))]);
+    const frames = await openEventRelay({ body, errorOf: () => undefined }, { ...OPTIONS, includeUsage: false, keepServiceTier: false, clientGone: () => gone });
+    const first = await frames.next();
+    expect(first.value).toContain('"a"');
+    gone = true;
+    expect((await frames.next()).done).toBe(true);
+    expect(body.destroyed).toBe(true);
+  });
+
+  it("refuses an event larger than 8 MiB instead of buffering it", async () => {
+    const huge = Buffer.alloc(9 * 1024 * 1024, 0x61);
+    const relay = await viaRelay([Buffer.from("data: "), huge]);
+    expect(relay.thrown).toEqual(upstreamError("the upstream sent an event larger than 8 MiB"));
+  });
+});

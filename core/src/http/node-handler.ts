@@ -9,7 +9,7 @@ import type { TLSSocket } from "node:tls";
 import { bodyTooLarge } from "../errors.ts";
 import type { Logger } from "../logger.ts";
 import { logAccess } from "./access-log.ts";
-import { errorReplyOf } from "./error-reply.ts";
+import { CLIENT_CLOSED, errorReplyOf } from "./error-reply.ts";
 import { BaseExchange, requestIdFor, type Exchange } from "./exchange.ts";
 import { JSON_TYPE, type Reply, type SseReply } from "./reply.ts";
 
@@ -130,6 +130,12 @@ export function createNodeHandler(app: NodeAdapterContext): (req: IncomingMessag
 }
 
 function writeReply(logger: Logger, x: NodeExchange, res: ServerResponse, reply: Reply): void {
+  if (res.destroyed) {
+    // The client left while the reply was made: nobody reads it. A stream still releases its source.
+    if (reply.kind === "sse") void reply.frames.return?.();
+    logAccess(logger, x, CLIENT_CLOSED);
+    return;
+  }
   try {
     if (reply.kind === "sse") {
       void writeSse(logger, x, res, reply);

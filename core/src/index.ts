@@ -48,7 +48,7 @@ export {
   type ErrorType,
   type ProviderErrorInit,
 } from "./errors.ts";
-export { createHttpClient, headerValue, toBodyReadError, toUpstreamError, type HttpBody, type HttpClient, type HttpRequest, type HttpResponse } from "./http-client.ts";
+export { createHttpClient, headerValue, toBodyReadError, toUpstreamError, type AbortHook, type AbortListener, type HttpBody, type HttpClient, type HttpRequest, type HttpResponse } from "./http-client.ts";
 export {
   postUpstream,
   sendUpstream,

@@ -5,8 +5,7 @@
  */
 import type { ConsolaInstance } from "consola";
 import type { Capabilities } from "./capabilities.ts";
-import type { HttpClient } from "./http-client.ts";
-import type { HttpBody } from "./http-client.ts";
+import type { AbortHook, HttpBody, HttpClient } from "./http-client.ts";
 import type { ImageGenerationRequest } from "./schemas/images-request.ts";
 import type { ChatCompletion, ChatMessage, ChatRequest, ChatStreamItem } from "./types/chat.ts";
 import type { ImageOption, ImagesResponse } from "./types/images.ts";
@@ -28,8 +27,17 @@ export interface PluginContext {
 export interface ProviderCall {
   /** The bare upstream model id (`gpt-4o-mini` for `openai/gpt-4o-mini`). */
   model: string;
-  /** Aborts when the client goes away; pass it to `ctx.http.request`. */
+  /** Aborts when the client goes away; pass it to `ctx.http.request` (or `abort`, when set). */
   signal: AbortSignal;
+  /**
+   * The same notice without an AbortController: the core's call objects carry it and make `signal`
+   * only when a plugin reads it. `postUpstream`/`sendUpstream` pass it to `ctx.http.request` in place
+   * of `signal` when it is set; a plugin calling `ctx.http.request` itself may do the same. A plugin
+   * that replaces `signal` with its own (one that also fires on a sibling call's failure) must drop
+   * `abort` too, or `postUpstream` listens to the hook and not to that signal:
+   * `const { abort: _, ...rest } = call; postUpstream(ctx, { ...rest, signal }, request)`.
+   */
+  abort?: AbortHook;
   /** The provider's `timeout`, in ms; pass it to `ctx.http.request`. */
   timeoutMs: number;
   /** The router's request id, for logs and for upstreams that accept one. */

@@ -1,10 +1,10 @@
 /**
  * Reading Server-Sent Events from an upstream reply body, for provider plugins. Parsing is done by
- * eventsource-parser on the Node Readable directly: no web streams.
+ * eventsource-parser on the body's chunks directly (async iteration only): no web streams.
  */
 import { createParser, type EventSourceMessage, type ParseError } from "eventsource-parser";
-import type { Readable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
+import type { HttpBody } from "./http-body.ts";
 
 export type { EventSourceMessage };
 
@@ -16,7 +16,7 @@ const MAX_EVENT_BYTES = 8 * 1024 * 1024;
  * @example
  * for await (const { event, data } of readSseEvents(res.body)) if (data !== "[DONE]") handle(JSON.parse(data));
  */
-export async function* readSseEvents(body: Readable): AsyncGenerator<EventSourceMessage> {
+export async function* readSseEvents(body: HttpBody): AsyncGenerator<EventSourceMessage> {
   for await (const batch of readSseEventBatches(body)) for (let i = 0; i < batch.length; i++) yield batch[i]!;
 }
 
@@ -27,17 +27,25 @@ export async function* readSseEvents(body: Readable): AsyncGenerator<EventSource
  * @example
  * for await (const events of readSseEventBatches(res.body)) for (const { data } of events) handle(data);
  */
-export async function* readSseEventBatches(body: Readable): AsyncGenerator<EventSourceMessage[]> {
+export async function* readSseEventBatches(body: HttpBody): AsyncGenerator<EventSourceMessage[]> {
   const pending: EventSourceMessage[] = [];
   // No closures made per body: under tsx every named function made costs a `defineProperty`.
   const parser = createParser({ maxBufferSize: MAX_EVENT_BYTES, onEvent: pending.push.bind(pending), onError: throwIfTooLarge });
-  // undici's body overrides setEncoding without decoding, so decode here; StringDecoder keeps a
-  // multi-byte character that is split across two chunks whole.
+  // Decoded here, not by the body; StringDecoder keeps a multi-byte character that is split across
+  // two chunks whole. (A test's Readable may yield strings.)
   const decoder = new StringDecoder("utf8");
-  // Not destroyed when the loop is left early: see `release`.
-  const chunks = body.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer | string>;
+  // Pulled by hand: `for await` would call `return()`, destroying the body, when the loop is left
+  // early; see `release`.
+  const chunks: AsyncIterator<Buffer | string> = body[Symbol.asyncIterator]();
+  // True while a read is awaited and after the body ended or failed: then there is nothing to release.
+  let settled = false;
   try {
-    for await (const chunk of chunks) {
+    for (;;) {
+      settled = true;
+      const step = await chunks.next();
+      if (step.done === true) break;
+      settled = false;
+      const chunk = step.value;
       // Throws (through `throwIfTooLarge`) when an event outgrows the limit.
       parser.feed(typeof chunk === "string" ? chunk : decoder.write(chunk));
       if (pending.length === 0) continue;
@@ -47,7 +55,7 @@ export async function* readSseEventBatches(body: Readable): AsyncGenerator<Event
     }
     // As the SSE spec says, an event cut off before its blank line is dropped, not guessed at.
   } finally {
-    if (!body.readableEnded && !body.destroyed) release(body);
+    if (!settled) void release(chunks, body);
   }
 }
 
@@ -58,17 +66,24 @@ function throwIfTooLarge(error: ParseError): void {
 
 /**
  * Lets go of a body whose reader stopped before its end: most often a provider that stops at its
- * last event (`[DONE]`, `message_stop`) when the upstream has already sent everything else too.
- * Destroying such a body makes an abort error and reads its stack trace (source-mapped under tsx),
- * on every stream. So the rest is read and dropped, letting the body end by itself; one that has not
- * ended by the next turn of the event loop (an upstream that keeps sending, a client that left
- * mid-stream) is destroyed then, which also aborts its request.
+ * last event (`[DONE]`, `message_stop`) when the upstream has already sent everything else too, or
+ * is about to (the chunked body's last bytes often come one read later). Destroying a body that is
+ * not complete aborts its request, which closes a keep-alive connection, and makes an abort error
+ * with its stack trace. So the rest is read and dropped, letting the body end by itself; one that has
+ * not ended by the next turn of the event loop (an upstream that keeps sending, a client that left
+ * mid-stream) is destroyed then, which also aborts its request. Never rejects.
  */
-function release(body: Readable): void {
-  body.resume();
-  setImmediate(destroyUnlessEnded, body);
+async function release(chunks: AsyncIterator<unknown>, body: HttpBody): Promise<void> {
+  const deadline = setImmediate(destroyBody, body);
+  try {
+    while ((await chunks.next()).done !== true);
+  } catch {
+    // It failed, or the deadline destroyed it: released either way.
+  } finally {
+    clearImmediate(deadline);
+  }
 }
 
-function destroyUnlessEnded(body: Readable): void {
-  if (!body.readableEnded && !body.destroyed) body.destroy();
+function destroyBody(body: HttpBody): void {
+  body.destroy();
 }

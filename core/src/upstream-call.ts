@@ -1,11 +1,11 @@
 /**
- * The transport every HTTP provider shares: one POST of a JSON body with the call's signal and
- * timeout, error replies mapped by the plugin, and a 200 reply's body read and parsed. What stays in
- * the plugin is provider-specific: the URL, the headers, the request and reply mapping, and how an
- * error body reads (`toError`).
+ * The transport every HTTP provider shares: one POST of a JSON body with the call's abort (its
+ * `AbortHook`, or its signal) and timeout, error replies mapped by the plugin, and a 200 reply's body
+ * read and parsed. What stays in the plugin is provider-specific: the URL, the headers, the request
+ * and reply mapping, and how an error body reads (`toError`).
  */
 import { upstreamError, type ModelmuxError } from "./errors.ts";
-import { toBodyReadError, type HttpResponse } from "./http-client.ts";
+import { toBodyReadError, type HttpRequest, type HttpResponse } from "./http-client.ts";
 import type { PluginContext, ProviderCall } from "./plugin.ts";
 
 /** An upstream error reply (status >= 300), its body already read as text ("" if unreadable). */
@@ -30,11 +30,11 @@ export interface UpstreamRequest {
 }
 
 /**
- * POSTs a JSON body to the upstream through `ctx.http`, passing the call's signal (the client went
- * away) and timeout, and `ctx.name` for the core's timeout and connection errors. A reply with a
- * status below 300 is returned with its body unread; any other is thrown as `toError` maps it,
- * after a debug log line with the request id and the mapped (redacted) message, never the body or
- * the headers.
+ * POSTs a JSON body to the upstream through `ctx.http`, passing the call's abort (the client went
+ * away: `call.abort` when the core gave one, else `call.signal`), its timeout, and `ctx.name` for
+ * the core's timeout and connection errors. A reply with a status below 300 is returned with its
+ * body unread; any other is thrown as `toError` maps it, after a debug log line with the request id
+ * and the mapped (redacted) message, never the body or the headers.
  * @example
  * const res = await postUpstream(ctx, call, {
  *   url: `${base}/v2/generate`,
@@ -57,16 +57,14 @@ export interface RawUpstreamRequest extends Omit<UpstreamRequest, "body"> {
  * `postUpstream` for any method and a body sent as given: for calls forwarded as they came (the
  * responses API), where re-serialising would change nothing but cost time.
  */
-export async function sendUpstream(ctx: PluginContext, call: Pick<ProviderCall, "signal" | "timeoutMs" | "requestId">, request: RawUpstreamRequest): Promise<HttpResponse> {
-  const res = await ctx.http.request({
-    url: request.url,
-    method: request.method,
-    headers: request.headers,
-    ...(request.body !== undefined && { body: request.body }),
-    signal: call.signal,
-    timeoutMs: call.timeoutMs,
-    provider: ctx.name,
-  });
+export async function sendUpstream(ctx: PluginContext, call: Pick<ProviderCall, "signal" | "abort" | "timeoutMs" | "requestId">, request: RawUpstreamRequest): Promise<HttpResponse> {
+  const abort = call.abort;
+  const req: HttpRequest = { url: request.url, method: request.method, headers: request.headers, timeoutMs: call.timeoutMs, provider: ctx.name };
+  if (request.body !== undefined) req.body = request.body;
+  // The hook when there is one: reading `call.signal` would make the core's lazy AbortController.
+  if (abort !== undefined) req.abort = abort;
+  else req.signal = call.signal;
+  const res = await ctx.http.request(req);
   if (res.status < 300) return res;
   // The body only improves the message: a reply that breaks off still gets its status mapped.
   const text = await res.body.text().catch(() => "");

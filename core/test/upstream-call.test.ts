@@ -7,7 +7,7 @@ import type { AddressInfo } from "node:net";
 import { Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ModelmuxError, providerError } from "../src/errors.ts";
-import { createHttpClient, type HttpBody, type HttpClient, type HttpRequest, type HttpResponse } from "../src/http-client.ts";
+import { createHttpClient, type AbortHook, type HttpBody, type HttpClient, type HttpRequest, type HttpResponse } from "../src/http-client.ts";
 import { createLogger } from "../src/logger.ts";
 import type { PluginContext, ProviderCall } from "../src/plugin.ts";
 import { parseUpstreamJson, postUpstream, readUpstreamText, type UpstreamErrorReply } from "../src/upstream-call.ts";
@@ -64,6 +64,22 @@ describe("postUpstream", () => {
     expect(http.requests).toEqual([
       { url: "http://upstream.test/v1/x", method: "POST", headers: { "content-type": "application/json" }, body: '{"a":[1,"b"]}', signal: c.signal, timeoutMs: 1234, provider: "acme" },
     ]);
+  });
+
+  it("passes the call's abort hook instead of its signal, which it never reads", async () => {
+    const http = fakeClient(reply(200, "{}"));
+    const { ctx } = context(http);
+    const hook: AbortHook = { aborted: false, addAbortListener: () => {}, removeAbortListener: () => {} };
+    const c: ProviderCall = {
+      ...call(),
+      abort: hook,
+      get signal(): AbortSignal {
+        throw new Error("the core's lazy signal was made");
+      },
+    };
+    await postUpstream(ctx, c, { url: "http://upstream.test/v1/x", headers: {}, body: {}, toError });
+    expect(http.requests[0]).toMatchObject({ abort: hook, timeoutMs: 5_000, provider: "acme" });
+    expect(http.requests[0]).not.toHaveProperty("signal");
   });
 
   it("returns a reply below 300 as is, its body unread", async () => {

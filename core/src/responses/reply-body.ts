@@ -11,7 +11,7 @@ import type { HttpBody } from "../http-client.ts";
  * return { status: 200, contentType: "application/json", body: replyBody([JSON.stringify(response)]) };
  */
 export function replyBody(chunks: Iterable<string | Buffer> | AsyncIterable<string | Buffer>): HttpBody {
-  const readable = Readable.from(chunks, { objectMode: false }) as HttpBody;
+  const readable = Readable.from(chunks, { objectMode: false }) as Readable & HttpBody;
   readable.text = async () => {
     const parts: Buffer[] = [];
     for await (const chunk of readable as AsyncIterable<Buffer | string>) parts.push(Buffer.from(chunk));

@@ -8,8 +8,7 @@
  *   end   {done_reason, tokens} -> a finish chunk, then the usage chunk (`choices: []`)
  *   problem {kind, detail} -> a 502 error: the core ends the client's stream with one error event
  */
-import { readSseEvents, toUpstreamError, upstreamError, type ChatChunkChoice, type ChatCompletionChunk, type Usage } from "@modelmux/core";
-import type { Readable } from "node:stream";
+import { readSseEvents, toUpstreamError, upstreamError, type ChatChunkChoice, type ChatCompletionChunk, type HttpBody, type Usage } from "@modelmux/core";
 import type { ParrotStreamEvents } from "./parrot-api.ts";
 import { mapCall, mapDoneReason, mapTokens } from "./response.ts";
 
@@ -35,7 +34,7 @@ function parse<E extends keyof ParrotStreamEvents>(data: string, event: E, provi
  * Yields the chunks of a streamed reply. The role chunk waits for Parrot's first event, so a
  * reply that fails before saying anything still becomes a proper error reply, not a broken stream.
  */
-export async function* readParrotStream(body: Readable, { provider, model, timeoutMs }: ParrotStreamContext): AsyncGenerator<ChatCompletionChunk> {
+export async function* readParrotStream(body: HttpBody, { provider, model, timeoutMs }: ParrotStreamContext): AsyncGenerator<ChatCompletionChunk> {
   const id = `chatcmpl-parrot-${crypto.randomUUID()}`;
   const created = Math.floor(Date.now() / 1000);
   const chunk = (choices: ChatChunkChoice[], usage?: Usage): ChatCompletionChunk => ({ id, object: "chat.completion.chunk", created, model, choices, ...(usage ? { usage } : {}) });

@@ -2,8 +2,7 @@
  * The translation files alone, for what the conformance kit cannot see: how a tool conversation is
  * laid out for Parrot, what Parrot cannot do, and the stream's own failure modes.
  */
-import { Readable } from "node:stream";
-import type { ChatRequest } from "@modelmux/core";
+import { replyBody, type ChatRequest } from "@modelmux/core";
 import { describe, expect, it } from "vitest";
 import { toParrotRequest } from "../src/request.ts";
 import { toProviderError } from "../src/response.ts";
@@ -48,7 +47,7 @@ describe("toProviderError", () => {
 describe("readParrotStream", () => {
   const read = async (sse: string) => {
     const chunks = [];
-    for await (const chunk of readParrotStream(Readable.from([sse]), { provider: "parrot", model: "parrot-1", timeoutMs: 1000 })) chunks.push(chunk);
+    for await (const chunk of readParrotStream(replyBody([sse]), { provider: "parrot", model: "parrot-1", timeoutMs: 1000 })) chunks.push(chunk);
     return chunks;
   };
 
@@ -58,7 +57,7 @@ describe("readParrotStream", () => {
   });
 
   it("sends no role chunk before Parrot said anything, so an early failure is still an error reply", async () => {
-    const stream = readParrotStream(Readable.from([""]), { provider: "parrot", model: "parrot-1", timeoutMs: 1000 });
+    const stream = readParrotStream(replyBody([""]), { provider: "parrot", model: "parrot-1", timeoutMs: 1000 });
     await expect(stream.next()).rejects.toMatchObject({ status: 502 });
   });
 });

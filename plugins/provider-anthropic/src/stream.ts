@@ -3,8 +3,7 @@
  * message_stop, ping, error) -> `chat.completion.chunk` objects. `createStreamTranslator` is the
  * pure event-by-event mapping; `readMessageStream` feeds it from the reply body.
  */
-import { readSseEvents, upstreamError, type ChatChunkChoice, type ChatCompletionChunk, type ChatStreamItem, toBodyReadError } from "@modelmux/core";
-import type { Readable } from "node:stream";
+import { readSseEvents, upstreamError, type ChatChunkChoice, type ChatCompletionChunk, type ChatStreamItem, type HttpBody, toBodyReadError } from "@modelmux/core";
 import { toStreamError } from "./errors.ts";
 import { mapStopReason, toUsage } from "./response.ts";
 import type { AnthropicUsage } from "./wire.ts";
@@ -186,7 +185,7 @@ export interface ReadMessageStreamOptions extends StreamContext {
  * Text deltas are yielded as JSON strings (the core writes a string chunk as it is), every other
  * chunk as an object; the two read the same to a client.
  */
-export async function* readMessageStream(body: Readable, options: ReadMessageStreamOptions): AsyncGenerator<ChatStreamItem> {
+export async function* readMessageStream(body: HttpBody, options: ReadMessageStreamOptions): AsyncGenerator<ChatStreamItem> {
   const translator = createStreamTranslator(options);
   try {
     for await (const { event, data } of readSseEvents(body)) {

@@ -1,6 +1,6 @@
 import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { ModelmuxError, type ChatCompletionChunk, type ChatStreamItem } from "@modelmux/core";
+import { ModelmuxError, replyBody, type ChatCompletionChunk, type ChatStreamItem, type HttpBody } from "@modelmux/core";
 import { createStreamTranslator, readMessageStream } from "../src/stream.ts";
 import { toChatCompletion } from "../src/response.ts";
 
@@ -71,8 +71,8 @@ function reassemble(chunks: ChatCompletionChunk[]) {
 const sse = (events: readonly unknown[]) => events.map((e) => `event: ${(e as { type: string }).type}\ndata: ${JSON.stringify(e)}\n\n`).join("");
 
 /** An SSE body delivered in arbitrary pieces, to prove events are reassembled across reads. */
-function body(text: string, pieceSize = 13): Readable {
-  return Readable.from((text.match(new RegExp(`[\\s\\S]{1,${pieceSize}}`, "g")) ?? []).map((p) => Buffer.from(p)), { objectMode: false });
+function body(text: string, pieceSize = 13): HttpBody {
+  return replyBody((text.match(new RegExp(`[\\s\\S]{1,${pieceSize}}`, "g")) ?? []).map((p) => Buffer.from(p)));
 }
 
 /** The chunks of a stream, strings (text deltas) parsed. */
@@ -241,13 +241,13 @@ describe("readMessageStream", () => {
     const broken = new Readable({ read() {} });
     broken.push(sse(EVENTS.slice(0, 1)));
     setTimeout(() => broken.destroy(Object.assign(new Error("other side closed"), { code: "UND_ERR_SOCKET" })), 5);
-    await expect(collect(readMessageStream(broken, { ...CONTEXT, timeoutMs: 1000 }))).rejects.toMatchObject({ status: 502, code: "upstream_error" });
+    await expect(collect(readMessageStream(replyBody(broken), { ...CONTEXT, timeoutMs: 1000 }))).rejects.toMatchObject({ status: 502, code: "upstream_error" });
   });
 
   it("throws 504 when the body stalls past the timeout", async () => {
     const stalled = new Readable({ read() {} });
     stalled.push(sse(EVENTS.slice(0, 1)));
     setTimeout(() => stalled.destroy(Object.assign(new Error("Body Timeout Error"), { code: "UND_ERR_BODY_TIMEOUT" })), 5);
-    await expect(collect(readMessageStream(stalled, { ...CONTEXT, timeoutMs: 250 }))).rejects.toMatchObject({ status: 504, code: "upstream_timeout" });
+    await expect(collect(readMessageStream(replyBody(stalled), { ...CONTEXT, timeoutMs: 250 }))).rejects.toMatchObject({ status: 504, code: "upstream_timeout" });
   });
 });

@@ -150,7 +150,9 @@ function setup(options: GeminiProviderOptions, ctx: PluginContext): Provider {
       return toImagesResponse([readImagenImages(reply, ctx.name)], ctx.name);
     }
     const body = toGeminiImageRequest(request, { ...target, safetySettings: options.safety_settings });
-    const replies = await inParallel(imageCount(request), call.signal, (signal) => callJson("generateContent", body, { ...call, signal }));
+    // Without the core's abort hook: `postUpstream` would listen to it instead of the shared signal.
+    const { abort: _, ...rest } = call;
+    const replies = await inParallel(imageCount(request), call.signal, (signal) => callJson("generateContent", body, { ...rest, signal }));
     return toImagesResponse(
       replies.map((reply) => readGeminiImages(reply, ctx.name)),
       ctx.name,

@@ -4,8 +4,7 @@
  * there is no `[DONE]`, the body just ends. The translation (`createChunkMapper`) is pure and
  * stateful per stream; `readGeminiStream` only adds the reading and the error handling.
  */
-import { readSseEvents, upstreamError, type ChatChunkChoice, type ChatCompletionChunk, type ToolCallDelta, type Usage, toBodyReadError } from "@modelmux/core";
-import type { Readable } from "node:stream";
+import { readSseEvents, upstreamError, type ChatChunkChoice, type ChatCompletionChunk, type HttpBody, type ToolCallDelta, type Usage, toBodyReadError } from "@modelmux/core";
 import { toStreamError } from "./errors.ts";
 import { completionId, createdAt, mapFinishReason, mapUsage, readCandidate, toolCallId } from "./response.ts";
 import type { GeminiResponse } from "./wire.ts";
@@ -123,7 +122,7 @@ export interface ReadStreamOptions extends ChunkMapperContext {
  * error for an error event, 502 for a body that breaks off, is not JSON or ends early, 504 for a
  * body that stalls past the timeout.
  */
-export async function* readGeminiStream(body: Readable, options: ReadStreamOptions): AsyncGenerator<ChatCompletionChunk> {
+export async function* readGeminiStream(body: HttpBody, options: ReadStreamOptions): AsyncGenerator<ChatCompletionChunk> {
   const mapper = createChunkMapper(options);
   try {
     for await (const { data } of readSseEvents(body)) {

@@ -4,7 +4,7 @@
  */
 import { FinishReason } from "@google/genai";
 import { describe, expect, it, vi } from "vitest";
-import type { ImageGenerationRequest } from "@modelmux/core";
+import type { AbortHook, ImageGenerationRequest } from "@modelmux/core";
 import { FAKE_GEMINI_JPEG_BASE64, FAKE_GEMINI_PNG_BASE64, FAKE_IMAGE_TOKENS, startFakeGemini } from "../../../test/fixtures/fake-gemini.ts";
 import { rejection, useProviderCalls } from "../../../test/helpers/provider-call.ts";
 import plugin from "../src/index.ts";
@@ -46,6 +46,17 @@ describe("Gemini image models (generateContent)", () => {
     await vi.waitUntil(() => t.fake.requests.length === 3);
     expect((await t.fake.finished(1)).aborted).toBe(true);
     expect((await t.fake.finished(2)).aborted).toBe(true);
+  });
+
+  it("abandons them too when the call carries the core's abort hook, which would not fire here", async () => {
+    const hook: AbortHook = { aborted: false, addAbortListener: () => {}, removeAbortListener: () => {} };
+    t.fake.next({ error: { status: 500, message: "Internal." } }, { holdMs: 10_000 });
+    const started = Date.now();
+    expect(await rejection((await t.provider()).images!(draw({ n: 2 }), t.call({ abort: hook })))).toMatchObject({ status: 502 });
+    await vi.waitUntil(() => t.fake.requests.length === 2);
+    expect((await t.fake.finished(1)).aborted).toBe(true);
+    // At once, not at the call's 5 s timeout.
+    expect(Date.now() - started).toBeLessThan(2_000);
   });
 
   it("asks Gemini 2.0 for TEXT beside IMAGE and leaves the text out of the reply", async () => {

@@ -1,6 +1,6 @@
 import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import type { ChatCompletionChunk } from "@modelmux/core";
+import { replyBody, type ChatCompletionChunk, type HttpBody } from "@modelmux/core";
 import { toolCallId } from "../src/response.ts";
 import { createChunkMapper, readGeminiStream } from "../src/stream.ts";
 
@@ -19,10 +19,10 @@ function mapAll(events: unknown[]): ChatCompletionChunk[] {
 }
 
 /** An SSE body delivered in small arbitrary pieces, to prove events are reassembled across reads. */
-function body(events: unknown[], pieceSize = 9): Readable {
+function body(events: unknown[], pieceSize = 9): HttpBody {
   const text = events.map((e) => `data: ${JSON.stringify(e)}\r\n\r\n`).join("");
   const pieces = text.match(new RegExp(`[\\s\\S]{1,${pieceSize}}`, "g")) ?? [];
-  return Readable.from(pieces.map((p) => Buffer.from(p)), { objectMode: false });
+  return replyBody(pieces.map((p) => Buffer.from(p)));
 }
 
 async function collect(items: AsyncIterable<ChatCompletionChunk>): Promise<ChatCompletionChunk[]> {
@@ -133,7 +133,7 @@ describe("readGeminiStream", () => {
   });
 
   it("throws 502 for an event that is not JSON", async () => {
-    const broken = Readable.from([Buffer.from("data: {not json\n\n")]);
+    const broken = replyBody([Buffer.from("data: {not json\n\n")]);
     await expect(collect(readGeminiStream(broken, options))).rejects.toMatchObject({ status: 502, message: "gemini: a stream event is not valid JSON." });
   });
 
@@ -143,7 +143,7 @@ describe("readGeminiStream", () => {
     setTimeout(() => broken.destroy(Object.assign(new Error("other side closed"), { code: "UND_ERR_SOCKET" })), 5);
     const seen: ChatCompletionChunk[] = [];
     const run = async () => {
-      for await (const chunk of readGeminiStream(broken, options)) seen.push(chunk);
+      for await (const chunk of readGeminiStream(replyBody(broken), options)) seen.push(chunk);
     };
     await expect(run()).rejects.toMatchObject({ status: 502, code: "upstream_error" });
     expect(seen).toHaveLength(1);
@@ -152,6 +152,6 @@ describe("readGeminiStream", () => {
   it("throws 504 when the body stalls past the timeout", async () => {
     const stalled = new Readable({ read() {} });
     setTimeout(() => stalled.destroy(Object.assign(new Error("body timeout"), { code: "UND_ERR_BODY_TIMEOUT" })), 5);
-    await expect(collect(readGeminiStream(stalled, options))).rejects.toMatchObject({ status: 504, code: "upstream_timeout" });
+    await expect(collect(readGeminiStream(replyBody(stalled), options))).rejects.toMatchObject({ status: 504, code: "upstream_timeout" });
   });
 });

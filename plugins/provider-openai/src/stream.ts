@@ -4,8 +4,7 @@
  * string: parsing and re-serialising every chunk would cost more than everything else the router
  * does per token. Only payloads that may be error objects are parsed.
  */
-import { readSseEventBatches, upstreamError, type ChatStreamItem, toBodyReadError } from "@modelmux/core";
-import type { Readable } from "node:stream";
+import { readSseEventBatches, upstreamError, type ChatStreamItem, type HttpBody, toBodyReadError } from "@modelmux/core";
 import { toStreamError } from "./errors.ts";
 
 /**
@@ -44,7 +43,7 @@ export interface ReadChatStreamOptions {
  * breaks off, and for a body that ends without sending a single event (e.g. a server that ignored
  * `stream: true`).
  */
-export async function* readChatStreamBatches(body: Readable, { provider, timeoutMs, secret }: ReadChatStreamOptions): AsyncGenerator<string[]> {
+export async function* readChatStreamBatches(body: HttpBody, { provider, timeoutMs, secret }: ReadChatStreamOptions): AsyncGenerator<string[]> {
   let events = 0;
   try {
     for await (const batch of readSseEventBatches(body)) {
@@ -95,6 +94,6 @@ export function streamErrorOf(event: string | undefined, data: string, { provide
 }
 
 /** The same chunks one at a time (the `chatStream` contract). */
-export async function* readChatStream(body: Readable, options: ReadChatStreamOptions): AsyncGenerator<ChatStreamItem> {
+export async function* readChatStream(body: HttpBody, options: ReadChatStreamOptions): AsyncGenerator<ChatStreamItem> {
   for await (const chunks of readChatStreamBatches(body, options)) for (let i = 0; i < chunks.length; i++) yield chunks[i]!;
 }

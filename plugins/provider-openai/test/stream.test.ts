@@ -1,13 +1,13 @@
 import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import type { ChatStreamItem } from "@modelmux/core";
+import { replyBody, type ChatStreamItem, type HttpBody } from "@modelmux/core";
 import { readChatStream, readChatStreamBatches } from "../src/stream.ts";
 
 
 /** An SSE body delivered in arbitrary pieces, to prove events are reassembled across reads. */
-function body(text: string, pieceSize = 7): Readable {
+function body(text: string, pieceSize = 7): HttpBody {
   const pieces = text.match(new RegExp(`[\\s\\S]{1,${pieceSize}}`, "g")) ?? [];
-  return Readable.from(pieces.map((p) => Buffer.from(p)), { objectMode: false });
+  return replyBody(pieces.map((p) => Buffer.from(p)));
 }
 
 async function collect(items: AsyncIterable<ChatStreamItem>): Promise<ChatStreamItem[]> {
@@ -62,14 +62,14 @@ describe("readChatStream", () => {
     const broken = new Readable({ read() {} });
     broken.push(`data: ${chunk("a")}\n\n`);
     setTimeout(() => broken.destroy(Object.assign(new Error("other side closed"), { code: "UND_ERR_SOCKET" })), 5);
-    await expect(collect(readChatStream(broken, { provider: "openai", timeoutMs: 1000 }))).rejects.toMatchObject({ status: 502, code: "upstream_error" });
+    await expect(collect(readChatStream(replyBody(broken), { provider: "openai", timeoutMs: 1000 }))).rejects.toMatchObject({ status: 502, code: "upstream_error" });
   });
 });
 
 describe("readChatStreamBatches", () => {
   const options = { provider: "openai", timeoutMs: 1000 };
   /** A body delivered in exactly these reads. */
-  const reads = (...texts: string[]) => Readable.from(texts.map((t) => Buffer.from(t)), { objectMode: false });
+  const reads = (...texts: string[]) => replyBody(texts.map((t) => Buffer.from(t)));
   const frames = (...payloads: string[]) => payloads.map((p) => `data: ${p}\n\n`).join("");
 
   it("yields the payloads of one read as one batch, an event split across reads with the read that ends it", async () => {

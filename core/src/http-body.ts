@@ -1,0 +1,277 @@
+/**
+ * The body of an upstream reply, fed by undici's dispatcher callbacks: chunks go into a queue that
+ * async iteration and `text()` read. Lighter than undici's `BodyReadable` (a Node Readable, with
+ * its events, buffer list and promise per layer): a small JSON reply that arrived in one socket read
+ * costs its `text()` one `toString` and one resolved promise.
+ */
+
+/**
+ * A reply body, as `HttpClient.request` gives it. A Node `Readable` with `text()` and `json()`
+ * added (what `replyBody()` and test fakes return) satisfies it too.
+ * @example
+ * for await (const chunk of res.body) process(chunk); // or: const data = await res.body.json();
+ */
+export interface HttpBody extends AsyncIterable<Buffer> {
+  /** The whole body (or what is left of it), decoded as UTF-8. */
+  text(): Promise<string>;
+  /** The whole body parsed as JSON. */
+  json(): Promise<unknown>;
+  /** Stops reading; aborts the upstream request if its reply is not complete yet. */
+  destroy(error?: Error): void;
+  /** True once the body is released: destroyed, failed, or read to its end. */
+  readonly destroyed: boolean;
+}
+
+/** What a body needs from the request it belongs to. */
+export interface BodySource {
+  /** Reading was paused (a `false` from `push`) and may go on. */
+  pull(): void;
+  /** The reader went away before the reply was complete: cancel the request. */
+  cancel(reason: Error): void;
+}
+
+/**
+ * How many unread bytes a body holds before it asks undici to stop reading the socket (undici's own
+ * body uses the same); the upstream then sees its writes block.
+ */
+const HIGH_WATER_MARK = 64 * 1024;
+
+const OPEN = 0;
+/** Every byte has arrived; some may still be queued. */
+const COMPLETE = 1;
+/** The reply broke off; the error is delivered to the next read. */
+const FAILED = 2;
+/** Destroyed, or the failure was delivered: reads end. */
+const RELEASED = 3;
+
+const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
+const DONE_PROMISE = Promise.resolve(DONE);
+
+/** The abort a body or request reports when its reader or caller went away: what an `AbortSignal` gives. */
+export function abortError(): Error {
+  return new DOMException("This operation was aborted", "AbortError");
+}
+
+/** Settle functions of a promise, kept on the object that will settle it. */
+export interface Settlers<T> {
+  resolve: ((value: T) => void) | undefined;
+  reject: ((error: unknown) => void) | undefined;
+}
+
+let capturing: Settlers<never> | undefined;
+
+function capture(resolve: (value: never) => void, reject: (error: unknown) => void): void {
+  capturing!.resolve = resolve;
+  capturing!.reject = reject;
+}
+
+/**
+ * A new promise whose settle functions are stored on `holder`. The executor is one module-level
+ * function (it runs synchronously), so no closure is made per promise; `Promise.withResolvers`
+ * needs Node 22.
+ */
+export function promiseOn<T>(holder: Settlers<T>): Promise<T> {
+  capturing = holder as Settlers<never>;
+  const promise = new Promise<T>(capture);
+  capturing = undefined;
+  return promise;
+}
+
+/** Bodies whose waiting read gets its chunks at the end of the current microtask checkpoint. */
+const toDeliver: StreamedBody[] = [];
+
+function deliverSoon(body: StreamedBody): void {
+  if (toDeliver.push(body) === 1) queueMicrotask(deliverAll);
+}
+
+function deliverAll(): void {
+  // A delivery may resume a paused source, whose chunks can schedule more: the loop takes them too.
+  for (let i = 0; i < toDeliver.length; i++) toDeliver[i]!.deliver();
+  toDeliver.length = 0;
+}
+
+function parseJson(text: string): unknown {
+  return JSON.parse(text) as unknown;
+}
+
+/** The queued chunks as one buffer: a single chunk as is. */
+function joined(chunks: Buffer[]): Buffer {
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+}
+
+/**
+ * A reply body fed by `push`, `end` and `fail`. It is its own async iterator (iterable once, like a
+ * stream); each step yields every chunk queued by then as one buffer. A read that waits is answered
+ * once undici has parsed the whole socket read (a microtask later), so the dozen events of one read
+ * reach an SSE reader, and a proxy's client, in one step. Ending the iteration early (`break`)
+ * destroys the body.
+ */
+export class StreamedBody implements HttpBody, AsyncIterator<Buffer, undefined> {
+  private state = OPEN;
+  private readonly queue: Buffer[] = [];
+  private queued = 0;
+  /** `push` returned false: the source waits for `pull`. */
+  private paused = false;
+  /** A `text()` is waiting for the end: keep everything, never pause. */
+  private collecting = false;
+  /** In `toDeliver`. */
+  private delivering = false;
+  private error: unknown;
+  /** A read waiting for the next chunk. */
+  private read: Settlers<IteratorResult<Buffer, undefined>> = { resolve: undefined, reject: undefined };
+  /** A `text()` waiting for the end; made only then. */
+  private whole: Settlers<string> | undefined;
+
+  constructor(private readonly source: BodySource) {}
+
+  // --- the producer side (undici's callbacks) ---
+
+  /** Adds a chunk; false asks the source to pause until `pull`. */
+  push(chunk: Buffer): boolean {
+    if (this.state !== OPEN) return true;
+    this.queue.push(chunk);
+    this.queued += chunk.length;
+    if (this.read.resolve !== undefined && !this.delivering) {
+      this.delivering = true;
+      deliverSoon(this);
+    }
+    if (this.collecting || this.queued < HIGH_WATER_MARK) return true;
+    this.paused = true;
+    return false;
+  }
+
+  /** Every chunk has been pushed. */
+  end(): void {
+    if (this.state !== OPEN) return;
+    this.state = COMPLETE;
+    // A waiting read that has chunks to come (`deliver`) ends at its next call.
+    const read = this.queue.length === 0 ? this.read.resolve : undefined;
+    const whole = this.whole?.resolve;
+    if (read === undefined && whole === undefined) return;
+    this.state = RELEASED;
+    this.settleRead();
+    this.whole = undefined;
+    read?.(DONE);
+    whole?.(this.take().toString("utf8"));
+  }
+
+  /** The reply broke off: a waiting read or `text()` rejects with `error`, or the next one will. */
+  fail(error: unknown): void {
+    if (this.state !== OPEN) return;
+    this.state = FAILED;
+    this.error = error;
+    this.queue.length = 0;
+    this.queued = 0;
+    this.rejectWaiting(error);
+  }
+
+  /** Answers a waiting read with what is queued (see `deliverSoon`). */
+  deliver(): void {
+    this.delivering = false;
+    const resolve = this.read.resolve;
+    // Failed or destroyed meanwhile: the read was settled then.
+    if (resolve === undefined || this.queue.length === 0) return;
+    this.settleRead();
+    const chunk = this.take();
+    if (this.paused) this.resume();
+    resolve({ done: false, value: chunk });
+  }
+
+  // --- the consumer side ---
+
+  get destroyed(): boolean {
+    return this.state === RELEASED || this.state === FAILED || (this.state === COMPLETE && this.queue.length === 0);
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<Buffer, undefined>> {
+    if (this.read.resolve !== undefined || this.whole !== undefined) return Promise.reject(new Error("The body is already being read."));
+    if (this.queue.length > 0) {
+      const chunk = this.take();
+      if (this.paused) this.resume();
+      return Promise.resolve({ done: false, value: chunk });
+    }
+    switch (this.state) {
+      case OPEN:
+        return promiseOn(this.read);
+      case FAILED:
+        this.state = RELEASED;
+        return Promise.reject(this.error);
+      default:
+        this.state = RELEASED;
+        return DONE_PROMISE;
+    }
+  }
+
+  /** Ending the iteration early (`break`, a throw in the loop) destroys the body. */
+  return(): Promise<IteratorResult<Buffer, undefined>> {
+    this.destroy();
+    return DONE_PROMISE;
+  }
+
+  text(): Promise<string> {
+    switch (this.state) {
+      case COMPLETE:
+        this.state = RELEASED;
+        return Promise.resolve(this.queue.length > 0 ? this.take().toString("utf8") : "");
+      case FAILED:
+        this.state = RELEASED;
+        return Promise.reject(this.error);
+      case RELEASED:
+        return Promise.reject(new TypeError("The body was already read or destroyed."));
+    }
+    if (this.whole !== undefined || this.read.resolve !== undefined) return Promise.reject(new Error("The body is already being read."));
+    this.collecting = true;
+    this.whole = { resolve: undefined, reject: undefined };
+    const text = promiseOn(this.whole);
+    if (this.paused) this.resume();
+    return text;
+  }
+
+  json(): Promise<unknown> {
+    return this.text().then(parseJson);
+  }
+
+  destroy(error?: Error): void {
+    const state = this.state;
+    if (state === RELEASED) return;
+    this.state = RELEASED;
+    this.queue.length = 0;
+    this.queued = 0;
+    if (state !== OPEN) return;
+    // The reply is still arriving: whoever waits hears why, and the request is cancelled.
+    const reason = error ?? abortError();
+    this.rejectWaiting(reason);
+    this.source.cancel(reason);
+  }
+
+  /** Every queued chunk, as one buffer; the queue array is kept for reuse. */
+  private take(): Buffer {
+    const chunk = joined(this.queue);
+    this.queue.length = 0;
+    this.queued = 0;
+    return chunk;
+  }
+
+  private resume(): void {
+    this.paused = false;
+    this.source.pull();
+  }
+
+  private settleRead(): void {
+    this.read.resolve = this.read.reject = undefined;
+  }
+
+  private rejectWaiting(error: unknown): void {
+    const read = this.read.reject;
+    const whole = this.whole?.reject;
+    this.settleRead();
+    this.whole = undefined;
+    if (read !== undefined || whole !== undefined) this.state = RELEASED;
+    read?.(error);
+    whole?.(error);
+  }
+}

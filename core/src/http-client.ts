@@ -9,21 +9,10 @@ import { Agent, errors as undiciErrors } from "undici";
 import { ModelmuxError, upstreamError, upstreamTimeout } from "./errors.ts";
 import type { HttpBody } from "./http-body.ts";
 import { abortReasonOf, DispatchedRequest } from "./http-dispatch.ts";
+import type { AbortHook } from "./http/abort-hook.ts";
 
 export type { HttpBody } from "./http-body.ts";
-
-/** The core's per-request "client went away" notice: an AbortController would cost ~2.5 µs per request. */
-export interface AbortHook {
-  readonly aborted: boolean;
-  /** `listener.onAbort()` runs once when the caller goes away (at once if it already has). */
-  addAbortListener(listener: AbortListener): void;
-  removeAbortListener(listener: AbortListener): void;
-}
-
-/** What an `AbortHook` calls when the caller goes away. */
-export interface AbortListener {
-  onAbort(): void;
-}
+export type { AbortHook, AbortListener } from "./http/abort-hook.ts";
 
 export interface HttpRequest {
   url: string;

@@ -9,7 +9,6 @@ import { chatStreamFrames } from "../src/chat/stream-frames.ts";
 import { ModelmuxError, upstreamError } from "../src/errors.ts";
 import { replyBody } from "../src/responses/reply-body.ts";
 import { toUpstreamError } from "../src/http-client.ts";
-import type { ChatEventStream } from "../src/plugin.ts";
 import type { ChatStreamItem, Usage } from "../src/types/chat.ts";
 import { readChatStreamBatches, streamErrorOf } from "../../plugins/provider-openai/src/stream.ts";
 
@@ -181,7 +180,7 @@ describe("openEventRelay", () => {
         };
       },
     };
-    const frames = await openEventRelay({ body: body as unknown as ChatEventStream["body"], errorOf: () => undefined }, { ...OPTIONS, includeUsage: false, keepServiceTier: false });
+    const frames = await openEventRelay({ body, errorOf: () => undefined }, { ...OPTIONS, includeUsage: false, keepServiceTier: false });
     for await (const _frame of frames);
     await new Promise((resolve) => setImmediate(resolve));
     expect(reads).toBe(2);

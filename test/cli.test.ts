@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { connect } from "node:net";
 import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG_PATH } from "../core/src/config/load-config.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -100,6 +100,12 @@ function tryConnect(port: number): Promise<string> {
     socket.once("error", (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
   });
 }
+
+// After a source change the bin's first run compiles dist/ and says so on stderr: let that run be
+// this one, so that the exact stderr expected below is that of a run on a fresh dist/.
+beforeAll(async () => {
+  await run(["--version"]);
+}, 60_000);
 
 describe("modelmux check", () => {
   it("validates the default config and prints its models", async () => {

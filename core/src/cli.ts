@@ -4,10 +4,11 @@
  *   modelmux check [--config FILE]
  */
 import { existsSync, readFileSync } from "node:fs";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ConfigError } from "./config/config-error.ts";
 import { DEFAULT_CONFIG_PATH, inConfigFile, readConfigFile } from "./config/load-config.ts";
+import { CORE_PACKAGE_DIR } from "./package-dir.ts";
 import { createRouter } from "./router.ts";
 import { startServer } from "./server.ts";
 
@@ -18,7 +19,7 @@ const USAGE = `Usage:
 Without --config the file is MODELMUX_CONFIG, else ./config/modelmux.yaml, else the built-in default.`;
 
 function version(): string {
-  const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string };
+  const pkg = JSON.parse(readFileSync(join(CORE_PACKAGE_DIR, "package.json"), "utf8")) as { version: string };
   return pkg.version;
 }
 

@@ -6,8 +6,11 @@
  * failure is a 401; a slow identity provider costs at most `jwks_timeout`. Tokens are never logged.
  */
 import type { ConsolaInstance } from "consola";
-import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from "jose";
+import type { JWTPayload } from "jose";
 import { invalidApiKey, type ModelmuxError } from "../errors.ts";
+
+/** jose is imported only when `auth.jwt` is configured: a router without JWTs never loads it. */
+type Jose = typeof import("jose");
 
 export interface JwtSettings {
   issuer: string;
@@ -49,7 +52,7 @@ function rejected(reason: string): ModelmuxError {
 }
 
 /** Why a token failed, in words a client can act on; never the token itself. */
-function reasonOf(error: unknown): { reason: string; idpDown: boolean } {
+function reasonOf(error: unknown, { errors }: Jose): { reason: string; idpDown: boolean } {
   if (error instanceof errors.JWTExpired) return { reason: "it has expired (exp)", idpDown: false };
   if (error instanceof errors.JWTClaimValidationFailed) {
     const { claim, reason } = error;
@@ -86,11 +89,6 @@ function scopeName(payload: JWTPayload, claim: string, scope: "app" | "developer
  * const { app, developer } = await verify(token); // or throws the 401 envelope's error
  */
 export function createJwtVerifier(settings: JwtSettings, logger: ConsolaInstance): VerifyJwt {
-  const jwks = createRemoteJWKSet(settings.jwksUrl, {
-    timeoutDuration: settings.jwksTimeoutMs,
-    cooldownDuration: settings.jwksCooldownMs,
-    cacheMaxAge: settings.jwksCacheMaxAgeMs,
-  });
   // The URL's host only: a JWKS URL may carry a credential in its query.
   const idp = settings.jwksUrl.host;
   let idpDown = false;
@@ -99,10 +97,18 @@ export function createJwtVerifier(settings: JwtSettings, logger: ConsolaInstance
     if (!down && idpDown) logger.info(`identity provider at ${idp}: tokens verify again`);
     idpDown = down;
   };
-  jwks.reload().then(
-    () => reportIdp(false, ""),
-    (error: unknown) => reportIdp(true, reasonOf(error).reason),
-  );
+  const loaded = import("jose").then((jose) => {
+    const jwks = jose.createRemoteJWKSet(settings.jwksUrl, {
+      timeoutDuration: settings.jwksTimeoutMs,
+      cooldownDuration: settings.jwksCooldownMs,
+      cacheMaxAge: settings.jwksCacheMaxAgeMs,
+    });
+    jwks.reload().then(
+      () => reportIdp(false, ""),
+      (error: unknown) => reportIdp(true, reasonOf(error, jose).reason),
+    );
+    return { jose, jwks };
+  });
   const options = {
     issuer: settings.issuer,
     audience: settings.audience,
@@ -111,11 +117,12 @@ export function createJwtVerifier(settings: JwtSettings, logger: ConsolaInstance
     ...(settings.algorithms && { algorithms: settings.algorithms }),
   };
   return async function verifyJwt(token) {
+    const { jose, jwks } = await loaded;
     let payload: JWTPayload;
     try {
-      ({ payload } = await jwtVerify(token, jwks, options));
+      ({ payload } = await jose.jwtVerify(token, jwks, options));
     } catch (error) {
-      const { reason, idpDown: down } = reasonOf(error);
+      const { reason, idpDown: down } = reasonOf(error, jose);
       reportIdp(down, reason);
       throw rejected(reason);
     }

@@ -4,15 +4,15 @@
  */
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseDocument } from "yaml";
+import { CORE_PACKAGE_DIR } from "../package-dir.ts";
 import { createAjv, formatAjvError } from "../validation/ajv.ts";
 import { ConfigError } from "./config-error.ts";
 import { interpolateEnv, MissingEnvError } from "./interpolate-env.ts";
 import type { ModelmuxConfig } from "./types.ts";
 
 /** The repository's `config/` folder: the schema and the embedded default config live there. */
-export const CONFIG_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "../../../config");
+export const CONFIG_DIR = resolve(CORE_PACKAGE_DIR, "../config");
 export const SCHEMA_PATH = resolve(CONFIG_DIR, "modelmux.schema.json");
 export const DEFAULT_CONFIG_PATH = resolve(CONFIG_DIR, "modelmux.yaml");
 

@@ -5,14 +5,19 @@
  * - a package name (`@acme/modelmux-groq`) is resolved from the config's folder, then from the core;
  * - a `./path` or `../path` is resolved from the config's folder.
  * The module's default export must be made with `defineProvider` / `defineStorage` / `defineRateLimiter`.
+ * A plugin in TypeScript needs no build step (`typescript-plugins.ts`).
  */
 import { createRequire } from "node:module";
 import { isAbsolute, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { ConfigError } from "../config/config-error.ts";
 import type { PluginDefinition } from "../plugin.ts";
+import { sourceExport } from "./source-export.ts";
+import { CORE_RUNS_FROM_SOURCE, prepareTypeScriptImport } from "./typescript-plugins.ts";
 
 const BUILTIN_SHORT_NAME = /^(provider|storage|ratelimit)-[a-z0-9][a-z0-9-]*$/;
+/** A JavaScript entry that imports TypeScript: tsx is registered only for a `.ts` entry. */
+const UNKNOWN_EXTENSION_HINT = "; name the plugin's TypeScript entry file itself, or compile the plugin to JavaScript";
 const KIND_NAMES = { provider: "provider", storage: "storage", ratelimit: "rate-limit" } as const;
 
 export type PluginKind = PluginDefinition["kind"];
@@ -28,7 +33,8 @@ function resolveModule(specifier: string, baseDir: string): string {
   const errors: unknown[] = [];
   for (const from of [join(baseDir, "noop.js"), import.meta.filename]) {
     try {
-      return pathToFileURL(createRequire(from).resolve(specifier)).href;
+      const source = CORE_RUNS_FROM_SOURCE ? sourceExport(specifier, from) : undefined;
+      return pathToFileURL(source ?? createRequire(from).resolve(specifier)).href;
     } catch (error) {
       errors.push(error);
     }
@@ -60,10 +66,13 @@ export async function loadPlugin<K extends PluginKind>(
   const specifier = specifierFor(reference);
   let module: { default?: unknown };
   try {
-    module = (await import(resolveModule(specifier, baseDir))) as { default?: unknown };
+    const url = resolveModule(specifier, baseDir);
+    await prepareTypeScriptImport(url);
+    module = (await import(url)) as { default?: unknown };
   } catch (error) {
     const reason = error instanceof Error ? error.message.split("\n")[0] : String(error);
-    throw new ConfigError(`${path}: cannot load plugin '${reference}' (${reason})`, { cause: error });
+    const hint = (error as NodeJS.ErrnoException).code === "ERR_UNKNOWN_FILE_EXTENSION" ? UNKNOWN_EXTENSION_HINT : "";
+    throw new ConfigError(`${path}: cannot load plugin '${reference}' (${reason})${hint}`, { cause: error });
   }
   const definition = module.default;
   if (!isPluginDefinition(definition)) {

@@ -30,7 +30,7 @@ for (const transport of TRANSPORTS) {
           { responses: { provider: "openai" } },
         ),
         transport,
-        { logger: createLogger({ level: "info", format: "json", write: (line: string) => logLines.push(line) }) },
+        { logger: createLogger({ level: "info", format: "json", write: (text: string) => logLines.push(...text.trim().split("\n")) }) },
       );
     });
     afterEach(() => fake.reset());

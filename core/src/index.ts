@@ -60,5 +60,6 @@ export {
 } from "./upstream-call.ts";
 export { readSseEventBatches, readSseEvents, type EventSourceMessage } from "./sse-parse.ts";
 export { replyBody } from "./responses/reply-body.ts";
+export { withRawJson } from "./chat/raw-json.ts";
 export type * from "./types/chat.ts";
 export type { ModelmuxConfig, ProviderConfig } from "./config/types.ts";

@@ -17,6 +17,7 @@ import { toBodyReadError } from "../http-client.ts";
 import type { ChatEventStream } from "../plugin.ts";
 import type { ChatCompletionChunk, ChatStreamItem, Usage } from "../types/chat.ts";
 import { sseData } from "../utils/sse-write.ts";
+import { removeServiceTier } from "./service-tier.ts";
 
 export interface EventRelayOptions {
   /** The provider's name and timeout, for the errors of a body that stalls, breaks off or carries no events. */
@@ -50,9 +51,6 @@ const MAX_EVENT_BYTES = 8 * 1024 * 1024;
 const MAY_BE_ERROR_TAIL = 'rror"';
 /** The usage chunk is the one with empty choices (found by a regex: a literal search for `"` is slow). */
 const EMPTY_CHOICES = /"choices"\s*:\s*\[\s*\]/g;
-/** `service_tier` before another key (where OpenAI puts it), then as the last key. */
-const SERVICE_TIER = /"service_tier"\s*:\s*(?:"[^"\\]*"|null)\s*,/g;
-const SERVICE_TIER_LAST = /,\s*"service_tier"\s*:\s*(?:"[^"\\]*"|null)(?=\s*})/g;
 
 /** The relayed text of one block, and whether the stream ended in it. */
 interface BlockResult {
@@ -198,10 +196,7 @@ class EventRelay {
   }
 
   private serviceTier(text: string): string {
-    // `service_tier` without its quote: a search for a string that starts with `"` stops at every quote.
-    if (this.options.keepServiceTier || text.indexOf("service_tier") < 0) return text;
-    const stripped = text.replace(SERVICE_TIER, "");
-    return stripped.indexOf("service_tier") < 0 ? stripped : stripped.replace(SERVICE_TIER_LAST, "");
+    return this.options.keepServiceTier ? text : removeServiceTier(text);
   }
 
   // The general parser ---------------------------------------------------------------------------

@@ -7,6 +7,7 @@
 import { toModelmuxError } from "../errors.ts";
 import type { ChatCompletionChunk, ChatStreamItem, Usage } from "../types/chat.ts";
 import { sseData } from "../utils/sse-write.ts";
+import { removeServiceTier } from "./service-tier.ts";
 
 export interface StreamFrameOptions {
   /** The client asked for `stream_options.include_usage`. */
@@ -29,7 +30,6 @@ export interface StreamFrameOptions {
 
 const DONE = "data: [DONE]\n\n";
 const EMPTY_CHOICES = /"choices"\s*:\s*\[\s*\]/;
-const SERVICE_TIER = /"service_tier"\s*:\s*(?:"[^"\\]*"|null)\s*,|,\s*"service_tier"\s*:\s*(?:"[^"\\]*"|null)(?=\s*})/;
 
 function frameOfString(json: string, options: StreamFrameOptions): string | undefined {
   // A usage-only chunk is the one chunk with empty choices; everything else is passed through.
@@ -39,7 +39,7 @@ function frameOfString(json: string, options: StreamFrameOptions): string | unde
     if (chunk.usage) options.onUsage?.(chunk.usage);
     if (!options.includeUsage) return undefined;
   }
-  if (!options.keepServiceTier) json = json.replace(SERVICE_TIER, "");
+  if (!options.keepServiceTier) json = removeServiceTier(json);
   return sseData(json);
 }
 

@@ -6,13 +6,15 @@
 import type { AppContext } from "../app-context.ts";
 import { assertChatCapabilities } from "../capabilities.ts";
 import { openEventRelay } from "../chat/event-relay.ts";
+import { rawJsonOf } from "../chat/raw-json.ts";
+import { removeServiceTier } from "../chat/service-tier.ts";
 import { chatStreamFrames } from "../chat/stream-frames.ts";
 import { toProviderRequest } from "../chat/provider-request.ts";
 import { createCompletionAssembler } from "../chat/assemble-completion.ts";
 import { invalidRequest, storageFailed } from "../errors.ts";
 import { toUpstreamError } from "../http-client.ts";
 import type { Exchange } from "../http/exchange.ts";
-import { jsonReply, sseReply, type Reply } from "../http/reply.ts";
+import { jsonReply, jsonTextReply, sseReply, type Reply } from "../http/reply.ts";
 import type { ModelEntry } from "../models.ts";
 import type { ProviderCall, Storage } from "../plugin.ts";
 import { providerCall } from "../provider-call.ts";
@@ -92,7 +94,10 @@ async function completionReply(chat: ChatCall): Promise<Reply> {
   if (completion.usage) chat.x.usage = completion.usage;
   if (!chat.keepServiceTier) delete completion.service_tier;
   if (chat.storage) await save(chat, completion);
-  return jsonReply(completion, 200, grant.headers);
+  // A completion that came as text in the client's form is sent as that text (`withRawJson`).
+  const text = rawJsonOf(completion);
+  if (text === undefined) return jsonReply(completion, 200, grant.headers);
+  return jsonTextReply(chat.keepServiceTier ? text : removeServiceTier(text), 200, grant.headers);
 }
 
 async function streamReply(chat: ChatCall): Promise<Reply> {

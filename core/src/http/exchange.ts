@@ -4,6 +4,7 @@
  * (`fetch-handler.ts`, web `Request`/`Response`) each implement it, so one endpoint serves both and
  * no endpoint touches a runtime object.
  */
+import { randomUUID } from "node:crypto";
 import type { Principal } from "../auth.ts";
 import type { Usage } from "../types/chat.ts";
 import { RequestAbort, type AbortHook } from "./abort-hook.ts";
@@ -48,7 +49,7 @@ const CLIENT_REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 /** The request id of a request: the client's `x-request-id` when plain, else a new UUID. */
 export function requestIdFor(given: string | undefined): string {
-  return given !== undefined && CLIENT_REQUEST_ID.test(given) ? given : crypto.randomUUID();
+  return given !== undefined && CLIENT_REQUEST_ID.test(given) ? given : randomUUID();
 }
 
 /** The state every adapter's exchange keeps the same way. */

@@ -3,7 +3,7 @@
  * have that shape; compatible servers often do not quite (no `usage`, no `created`, `null`
  * `finish_reason`, tool arguments as an object), so every required field is filled defensively.
  */
-import { parseUpstreamJson, upstreamError, type ChatChoice, type ChatCompletion, type FinishReason, type ToolCall, type Usage } from "@modelmux/core";
+import { parseUpstreamJson, upstreamError, withRawJson, type ChatChoice, type ChatCompletion, type FinishReason, type ToolCall, type Usage } from "@modelmux/core";
 
 type Json = Record<string, unknown>;
 
@@ -89,7 +89,65 @@ export function toChatCompletion(body: unknown, context: { provider: string; mod
   return completion;
 }
 
+// Already normal: what `toChatCompletion` would return unchanged ----------------------------------
+
+const isCount = (value: unknown): boolean => typeof value === "number" && Number.isInteger(value) && value >= 0;
+const COMPLETION_KEYS: ReadonlySet<string> = new Set(["id", "object", "created", "model", "choices", "usage", "service_tier", "system_fingerprint"]);
+const CHOICE_KEYS: ReadonlySet<string> = new Set(["index", "finish_reason", "message", "logprobs"]);
+const MESSAGE_KEYS: ReadonlySet<string> = new Set(["role", "content", "refusal", "tool_calls", "annotations", "audio"]);
+const USAGE_KEYS: ReadonlySet<string> = new Set(["prompt_tokens", "completion_tokens", "total_tokens", "prompt_tokens_details", "completion_tokens_details"]);
+
+function onlyKeys(value: Json, keys: ReadonlySet<string>): boolean {
+  for (const key in value) if (!keys.has(key)) return false;
+  return true;
+}
+
+function isNormalToolCall(call: unknown): boolean {
+  if (!isObject(call) || typeof call.id !== "string" || call.type !== "function" || !isObject(call.function)) return false;
+  const fn = call.function;
+  return typeof fn.name === "string" && typeof fn.arguments === "string" && Object.keys(call).length === 3 && Object.keys(fn).length === 2;
+}
+
+function isNormalChoice(choice: unknown): boolean {
+  if (!isObject(choice) || !onlyKeys(choice, CHOICE_KEYS) || typeof choice.index !== "number") return false;
+  if (typeof choice.finish_reason !== "string" || !FINISH_REASONS.has(choice.finish_reason)) return false;
+  if (choice.logprobs !== undefined && choice.logprobs !== null && !isObject(choice.logprobs)) return false;
+  const message = choice.message;
+  if (!isObject(message) || !onlyKeys(message, MESSAGE_KEYS) || message.role !== "assistant") return false;
+  if (typeof message.content !== "string" && message.content !== null) return false;
+  if (message.refusal !== undefined && typeof message.refusal !== "string" && message.refusal !== null) return false;
+  if (message.annotations !== undefined && !Array.isArray(message.annotations)) return false;
+  if (message.audio !== undefined && !isObject(message.audio)) return false;
+  const calls = message.tool_calls;
+  return calls === undefined || (Array.isArray(calls) && calls.length > 0 && calls.every(isNormalToolCall));
+}
+
+function isNormalUsage(usage: unknown): boolean {
+  if (!isObject(usage) || !onlyKeys(usage, USAGE_KEYS)) return false;
+  const { prompt_tokens: prompt, completion_tokens: completion, total_tokens: total } = usage;
+  if (!isCount(prompt) || !isCount(completion) || !isCount(total) || (total === 0 && (prompt as number) + (completion as number) > 0)) return false;
+  return (usage.prompt_tokens_details === undefined || isObject(usage.prompt_tokens_details)) && (usage.completion_tokens_details === undefined || isObject(usage.completion_tokens_details));
+}
+
+/**
+ * True when a parsed reply is already exactly what `toChatCompletion` makes of it (with the
+ * request's `service_tier` set): OpenAI's own replies, and those of the servers that copy them
+ * closely. Such a reply is sent as the text it came in (`withRawJson`), not mapped and serialised.
+ */
+export function isNormalCompletion(body: unknown): body is ChatCompletion {
+  if (!isObject(body) || !onlyKeys(body, COMPLETION_KEYS)) return false;
+  if (typeof body.id !== "string" || body.id === "" || body.object !== "chat.completion" || !isCount(body.created)) return false;
+  if (typeof body.model !== "string" || body.model === "" || !Array.isArray(body.choices) || !body.choices.every(isNormalChoice)) return false;
+  if (body.service_tier !== undefined && typeof body.service_tier !== "string") return false;
+  if (body.system_fingerprint !== undefined && typeof body.system_fingerprint !== "string") return false;
+  return isNormalUsage(body.usage);
+}
+
 /** Parses and maps a 200 reply's text; a body that is not JSON is a 502 (`parseUpstreamJson`), not a crash. */
 export function parseCompletionText(text: string, context: { provider: string; model: string; serviceTier?: string | null }): ChatCompletion {
-  return toChatCompletion(parseUpstreamJson(text, context.provider), context);
+  const body = parseUpstreamJson(text, context.provider);
+  if (!isNormalCompletion(body)) return toChatCompletion(body, context);
+  // The reply is sent as it came; only `service_tier` is removed from it when the request did not set one.
+  if (context.serviceTier == null) delete body.service_tier;
+  return withRawJson(body, text);
 }

@@ -1,9 +1,19 @@
 /**
  * Anthropic's SSE reply (message_start, content_block_start/delta/stop, message_delta,
  * message_stop, ping, error) -> `chat.completion.chunk` objects. `createStreamTranslator` is the
- * pure event-by-event mapping; `readMessageStream` feeds it from the reply body.
+ * pure event-by-event mapping; `readMessageStreamBatches` feeds it from the reply body, one batch of
+ * chunks per upstream read, and `readMessageStream` hands the same chunks over one at a time.
  */
-import { readSseEvents, upstreamError, type ChatChunkChoice, type ChatCompletionChunk, type ChatStreamItem, type HttpBody, toBodyReadError } from "@modelmux/core";
+import {
+  readSseEventBatches,
+  upstreamError,
+  type ChatChunkChoice,
+  type ChatCompletionChunk,
+  type ChatStreamItem,
+  type EventSourceMessage,
+  type HttpBody,
+  toBodyReadError,
+} from "@modelmux/core";
 import { toStreamError } from "./errors.ts";
 import { mapStopReason, toUsage } from "./response.ts";
 import type { AnthropicUsage } from "./wire.ts";
@@ -31,11 +41,15 @@ export interface StreamTranslator {
    */
   push(event: unknown): ChatCompletionChunk[];
   /**
-   * The chunk for a `text_delta` of `text`, already serialised: exactly `JSON.stringify` of what
-   * `push` makes of the event, built from a prefix kept per message. `""` when the event gives no
-   * chunk; undefined when it needs `push` (the first chunk, which carries the role).
+   * The chunk for a `text_delta` whose text is the JSON string literal `literal`, already
+   * serialised: exactly `JSON.stringify` of what `push` makes of the event, built from a head kept
+   * per message. The literal must be written as `JSON.stringify` writes strings (see
+   * `CANONICAL_STRING`). `""` when the event gives no chunk; undefined when it needs `push` (the
+   * first chunk, which carries the role).
    */
-  textChunk(text: string): string | undefined;
+  textChunk(literal: string): string | undefined;
+  /** The same for an `input_json_delta` of content block `blockIndex`: the tool call's argument fragment. */
+  argumentsChunk(blockIndex: number, literal: string): string | undefined;
   /** True once `message_stop` has been translated: the reply is complete. */
   readonly done: boolean;
 }
@@ -52,7 +66,8 @@ const USAGE_FIELDS = ["input_tokens", "output_tokens", "cache_creation_input_tok
  * t.push({ type: "message_start", message }); // [{ …, choices: [{ delta: { role: "assistant", content: "" } }] }]
  */
 export function createStreamTranslator(context: StreamContext): StreamTranslator {
-  let id = `msg_${crypto.randomUUID()}`;
+  // Made only if the reply names none: `message_start` carries Anthropic's message id.
+  let id = "";
   let model = context.model;
   const created = Math.floor(Date.now() / 1000);
   const usage: AnthropicUsage = {};
@@ -62,12 +77,13 @@ export function createStreamTranslator(context: StreamContext): StreamTranslator
   let finished = false;
   let done = false;
 
+  const messageId = () => (id ||= `msg_${crypto.randomUUID()}`);
   const chunk = (delta: Delta, finish?: ReturnType<typeof mapStopReason>): ChatCompletionChunk => {
     if (!roleSent) {
       delta = { role: "assistant", ...delta };
       roleSent = true;
     }
-    return { id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, finish_reason: null, ...finish }] };
+    return { id: messageId(), object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, finish_reason: null, ...finish }] };
   };
   const toolDelta = (blockIndex: number, args: string): ChatCompletionChunk[] => {
     const tool = tools.get(blockIndex);
@@ -88,6 +104,7 @@ export function createStreamTranslator(context: StreamContext): StreamTranslator
         const message = isObject(event.message) ? event.message : {};
         if (typeof message.id === "string" && message.id) id = message.id;
         if (typeof message.model === "string" && message.model) model = message.model;
+        head = "";
         updateUsage(message.usage);
         return roleSent ? [] : [chunk({ content: "" })];
       }
@@ -124,7 +141,7 @@ export function createStreamTranslator(context: StreamContext): StreamTranslator
       case "message_stop": {
         done = true;
         const last: ChatCompletionChunk[] = finished ? [] : [chunk({}, mapStopReason(undefined))];
-        return [...last, { id, object: "chat.completion.chunk", created, model, choices: [], usage: toUsage(usage) }];
+        return [...last, { id: messageId(), object: "chat.completion.chunk", created, model, choices: [], usage: toUsage(usage) }];
       }
       case "error":
         throw toStreamError(context.provider, event, context.secret);
@@ -133,22 +150,29 @@ export function createStreamTranslator(context: StreamContext): StreamTranslator
     }
   }
 
-  /** `{"id":…,"object":…,"created":…,"model":…,"choices":[{"index":0,"delta":{"content":` for the current id and model. */
-  let textPrefix = "";
-  let prefixOf = "";
-  function textChunk(text: string): string | undefined {
-    if (done || !text) return "";
+  /** `{"id":…,"object":…,"created":…,"model":…` for the current id and model; reset by `message_start`. */
+  let head = "";
+  const headOf = () => (head ||= JSON.stringify({ id: messageId(), object: "chat.completion.chunk", created, model }).slice(0, -1));
+
+  function textChunk(literal: string): string | undefined {
+    if (done || literal === '""') return "";
     if (!roleSent) return undefined;
-    if (prefixOf !== id + model) {
-      prefixOf = id + model;
-      textPrefix = `${JSON.stringify({ id, object: "chat.completion.chunk", created, model }).slice(0, -1)},"choices":[{"index":0,"delta":{"content":`;
-    }
-    return `${textPrefix}${JSON.stringify(text)}},"finish_reason":null}]}`;
+    return `${headOf()},"choices":[{"index":0,"delta":{"content":${literal}},"finish_reason":null}]}`;
+  }
+
+  function argumentsChunk(blockIndex: number, literal: string): string | undefined {
+    if (done) return "";
+    if (!roleSent) return undefined;
+    const tool = tools.get(blockIndex);
+    if (!tool || literal === '""') return "";
+    tool.sentArguments = true;
+    return `${headOf()},"choices":[{"index":0,"delta":{"tool_calls":[{"index":${tool.index},"function":{"arguments":${literal}}}]},"finish_reason":null}]}`;
   }
 
   return {
     push,
     textChunk,
+    argumentsChunk,
     get done() {
       return done;
     },
@@ -156,20 +180,69 @@ export function createStreamTranslator(context: StreamContext): StreamTranslator
 }
 
 /**
- * A text delta in the exact form Anthropic sends it, its text still a JSON string literal. Nearly
- * every event of a reply is one: for them the literal alone is decoded, instead of the whole event.
+ * A JSON string literal written as `JSON.stringify` writes one: no control character, and only the
+ * two-character escapes it uses (`\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t`). Such a literal is its
+ * own re-serialisation, so it goes into a chunk as it is, unparsed. (The one other thing
+ * `JSON.stringify` escapes, a lone surrogate, never comes out of decoding UTF-8.) A literal with any
+ * other escape (`\u00e9`, `\/`) takes the full parse.
  */
-const TEXT_DELTA = /^\{"type":"content_block_delta","index":\d+,"delta":\{"type":"text_delta","text":("(?:[^"\\]|\\.)*")\}\}$/;
+const CANONICAL_STRING = String.raw`"[^"\\\u0000-\u001f]*(?:\\["\\bfnrt][^"\\\u0000-\u001f]*)*"`;
 
-/** The text of a text delta event, or undefined for any other event (or a literal that does not decode). */
-function textOfDelta(data: string): string | undefined {
-  const literal = TEXT_DELTA.exec(data)?.[1];
-  if (literal === undefined) return undefined;
+/**
+ * Text and tool-argument deltas in the exact form Anthropic sends them: nearly every event of a
+ * reply is one. The index is a JSON number (no leading zero), as the full parse would require.
+ */
+const TEXT_DELTA = new RegExp(String.raw`^\{"type":"content_block_delta","index":(?:0|[1-9]\d*),"delta":\{"type":"text_delta","text":(${CANONICAL_STRING})\}\}$`);
+const ARGUMENTS_DELTA = new RegExp(
+  String.raw`^\{"type":"content_block_delta","index":(0|[1-9]\d*),"delta":\{"type":"input_json_delta","partial_json":(${CANONICAL_STRING})\}\}$`,
+);
+
+/**
+ * The chunk of a text or tool-argument delta, made from its string literal without parsing the
+ * event (`""`: the event gives none); undefined for any other event, which takes the full parse.
+ */
+function deltaChunk(data: string, translator: StreamTranslator): string | undefined {
+  const text = TEXT_DELTA.exec(data);
+  if (text !== null) return translator.textChunk(text[1]!);
+  const args = ARGUMENTS_DELTA.exec(data);
+  return args === null ? undefined : translator.argumentsChunk(Number(args[1]), args[2]!);
+}
+
+/** An event's payload (undefined for an empty one). Throws 502 for data that is not JSON. */
+function parseEvent({ event, data }: EventSourceMessage, provider: string): unknown {
+  if (!data.trim()) return undefined;
+  let payload: unknown;
   try {
-    return JSON.parse(literal) as string;
-  } catch {
-    return undefined; // the full parse reports it
+    payload = JSON.parse(data);
+  } catch (error) {
+    throw upstreamError(`${provider}: a stream event is not valid JSON.`, error);
   }
+  // The `event:` name and the payload's `type` agree on Anthropic; either one is enough.
+  if (isObject(payload) && typeof payload.type !== "string" && event) payload.type = event;
+  return payload;
+}
+
+/**
+ * Translates one read's events into `items`, stopping at `message_stop`. The error that ends the
+ * stream (an `error` event, an event that is not JSON) is returned, not thrown: the chunks before
+ * it are sent first.
+ */
+function translateRead(events: readonly EventSourceMessage[], translator: StreamTranslator, items: ChatStreamItem[], provider: string): unknown {
+  try {
+    for (let i = 0; i < events.length && !translator.done; i++) {
+      const event = events[i]!;
+      const fast = deltaChunk(event.data, translator);
+      if (fast !== undefined) {
+        if (fast) items.push(fast);
+        continue;
+      }
+      const chunks = translator.push(parseEvent(event, provider));
+      for (let j = 0; j < chunks.length; j++) items.push(chunks[j]!);
+    }
+  } catch (error) {
+    return error;
+  }
+  return undefined;
 }
 
 /** `readMessageStream` options: the translator's, plus the call's timeout. */
@@ -179,38 +252,31 @@ export interface ReadMessageStreamOptions extends StreamContext {
 }
 
 /**
- * Yields the chunks of an Anthropic SSE body, in order, and stops after `message_stop`. Throws
- * the mapped error for an `error` event, 502 for an event that is not JSON or a body that ends
- * before `message_stop` (a reply cut short must not look complete), 504 for a stalled body.
- * Text deltas are yielded as JSON strings (the core writes a string chunk as it is), every other
- * chunk as an object; the two read the same to a client.
+ * Yields the chunks of an Anthropic SSE body, one batch per upstream read (what
+ * `chatStreamBatches` hands the core; never an empty batch), in order, and stops after
+ * `message_stop`. Throws the mapped error for an `error` event, 502 for an event that is not JSON,
+ * each after a batch of the chunks before it; 502 for a body that ends before `message_stop` (a
+ * reply cut short must not look complete), 504 for a stalled body. Text and tool-argument deltas
+ * come as JSON strings (the core writes a string chunk as it is), every other chunk as an object;
+ * the two read the same to a client.
  */
-export async function* readMessageStream(body: HttpBody, options: ReadMessageStreamOptions): AsyncGenerator<ChatStreamItem> {
+export async function* readMessageStreamBatches(body: HttpBody, options: ReadMessageStreamOptions): AsyncGenerator<ChatStreamItem[]> {
   const translator = createStreamTranslator(options);
   try {
-    for await (const { event, data } of readSseEvents(body)) {
-      const text = textOfDelta(data);
-      if (text !== undefined) {
-        const chunk = translator.textChunk(text);
-        if (chunk !== undefined) {
-          if (chunk) yield chunk;
-          continue;
-        }
-      }
-      if (!data.trim()) continue;
-      let payload: unknown;
-      try {
-        payload = JSON.parse(data);
-      } catch (error) {
-        throw upstreamError(`${options.provider}: a stream event is not valid JSON.`, error);
-      }
-      // The `event:` name and the payload's `type` agree on Anthropic; either one is enough.
-      if (isObject(payload) && typeof payload.type !== "string" && event) payload.type = event;
-      yield* translator.push(payload);
+    for await (const events of readSseEventBatches(body)) {
+      const items: ChatStreamItem[] = [];
+      const failure = translateRead(events, translator, items, options.provider);
+      if (items.length > 0) yield items;
+      if (failure !== undefined) throw failure;
       if (translator.done) return;
     }
   } catch (error) {
     throw toBodyReadError(error, options.provider, options.timeoutMs);
   }
   throw upstreamError(`${options.provider}: the stream ended before message_stop.`);
+}
+
+/** The same chunks one at a time (the `chatStream` contract). */
+export async function* readMessageStream(body: HttpBody, options: ReadMessageStreamOptions): AsyncGenerator<ChatStreamItem> {
+  for await (const items of readMessageStreamBatches(body, options)) for (let i = 0; i < items.length; i++) yield items[i]!;
 }

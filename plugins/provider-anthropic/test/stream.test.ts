@@ -191,18 +191,17 @@ describe("readMessageStream", () => {
     expect(JSON.stringify(chunks)).not.toContain("after the end");
   });
 
-  it("yields text deltas as JSON strings, byte for byte what the chunk objects serialise to", async () => {
-    const text = sse([...EVENTS.slice(0, 7), { type: "content_block_delta", index: 1, delta: { type: "text_delta", text: 'quote " backslash \\ é 🙂 \n' } }, ...EVENTS.slice(7)]);
+  it("yields text and tool-argument deltas as JSON strings, byte for byte what the chunk objects serialise to", async () => {
+    const events = [...EVENTS.slice(0, 7), { type: "content_block_delta", index: 1, delta: { type: "text_delta", text: 'quote " backslash \\ é 🙂 \n' } }, ...EVENTS.slice(7)];
     const items: ChatStreamItem[] = [];
-    for await (const item of readMessageStream(body(text), { ...CONTEXT, timeoutMs: 1000 })) items.push(item);
-    const strings = items.filter((item): item is string => typeof item === "string");
-    expect(strings).toHaveLength(3);
+    for await (const item of readMessageStream(body(sse(events)), { ...CONTEXT, timeoutMs: 1000 })) items.push(item);
     const created = (items[0] as ChatCompletionChunk).created;
     const expected = createStreamTranslator(CONTEXT);
-    const objects = [...EVENTS.slice(0, 7), { type: "content_block_delta", index: 1, delta: { type: "text_delta", text: 'quote " backslash \\ é 🙂 \n' } }, EVENTS[7], EVENTS[8]]
-      .flatMap((event) => expected.push(event))
-      .filter((chunk) => chunk.choices[0]?.delta.content);
-    expect(strings).toEqual(objects.map((chunk) => JSON.stringify({ ...chunk, created })));
+    const objects = events.flatMap((event) => expected.push(event));
+    expect(items).toHaveLength(objects.length);
+    const strings = items.flatMap((item, i) => (typeof item === "string" ? [[item, JSON.stringify({ ...objects[i], created })]] : []));
+    expect(strings).toHaveLength(5); // three text deltas, two argument fragments
+    for (const [string, object] of strings) expect(string).toBe(object);
   });
 
   it("throws 502 for a text delta whose string does not decode, like any event that is not JSON", async () => {

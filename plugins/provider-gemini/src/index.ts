@@ -23,7 +23,7 @@ import { geminiImageOptions, imageCount, imageFamily, toGeminiImageRequest, toIm
 import { readGeminiImages, readImagenImages, toImagesResponse } from "./image-response.ts";
 import { toGeminiRequest } from "./request.ts";
 import { parseCompletionText } from "./response.ts";
-import { readGeminiStream } from "./stream.ts";
+import { readGeminiStream, readGeminiStreamBatches } from "./stream.ts";
 import type { GeminiSafetySetting } from "./wire.ts";
 
 /** The keys of a `providers.<name>` block that this plugin reads (contract §3). */
@@ -170,6 +170,12 @@ function setup(options: GeminiProviderOptions, ctx: PluginContext): Provider {
     async chatStream(request: ChatRequest, call: ProviderCall) {
       const res = await send(request, call, true);
       return readGeminiStream(res.body, { provider: ctx.name, model: call.model, timeoutMs: call.timeoutMs, secret });
+    },
+
+    // One batch of chunks per upstream read: the core takes one async step per read, not per event.
+    async chatStreamBatches(request: ChatRequest, call: ProviderCall) {
+      const res = await send(request, call, true);
+      return readGeminiStreamBatches(res.body, { provider: ctx.name, model: call.model, timeoutMs: call.timeoutMs, secret });
     },
 
     imageOptions: geminiImageOptions,

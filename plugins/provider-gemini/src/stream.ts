@@ -2,9 +2,20 @@
  * A Gemini SSE reply (`streamGenerateContent?alt=sse`) -> `chat.completion.chunk` objects. Each
  * `data:` event is a whole `GenerateContentResponse` carrying the next piece of each candidate;
  * there is no `[DONE]`, the body just ends. The translation (`createChunkMapper`) is pure and
- * stateful per stream; `readGeminiStream` only adds the reading and the error handling.
+ * stateful per stream; `readGeminiStreamBatches` only adds the reading (one batch of chunks per
+ * upstream read) and the error handling, and `readGeminiStream` hands the chunks over one at a time.
  */
-import { readSseEvents, upstreamError, type ChatChunkChoice, type ChatCompletionChunk, type HttpBody, type ToolCallDelta, type Usage, toBodyReadError } from "@modelmux/core";
+import {
+  readSseEventBatches,
+  upstreamError,
+  type ChatChunkChoice,
+  type ChatCompletionChunk,
+  type EventSourceMessage,
+  type HttpBody,
+  type ToolCallDelta,
+  type Usage,
+  toBodyReadError,
+} from "@modelmux/core";
 import { toStreamError } from "./errors.ts";
 import { completionId, createdAt, mapFinishReason, mapUsage, readCandidate, toolCallId } from "./response.ts";
 import type { GeminiResponse } from "./wire.ts";
@@ -117,26 +128,57 @@ export interface ReadStreamOptions extends ChunkMapperContext {
   timeoutMs: number;
 }
 
+/** An event's payload. Throws 502 for data that is not JSON. */
+function parseEvent(data: string, provider: string): unknown {
+  try {
+    return JSON.parse(data);
+  } catch (error) {
+    throw upstreamError(`${provider}: a stream event is not valid JSON.`, error);
+  }
+}
+
 /**
- * Yields the chunks of a Gemini SSE body as they arrive, then the usage chunk. Throws the mapped
- * error for an error event, 502 for a body that breaks off, is not JSON or ends early, 504 for a
- * body that stalls past the timeout.
+ * Maps one read's events into `items`. The error that ends the stream (an error event, an event
+ * that is not JSON or not a response) is returned, not thrown: the chunks before it are sent first.
  */
-export async function* readGeminiStream(body: HttpBody, options: ReadStreamOptions): AsyncGenerator<ChatCompletionChunk> {
+function mapRead(events: readonly EventSourceMessage[], mapper: ChunkMapper, items: ChatCompletionChunk[], provider: string): unknown {
+  try {
+    for (let i = 0; i < events.length; i++) {
+      const { data } = events[i]!;
+      if (!data.trim()) continue;
+      const chunks = mapper.map(parseEvent(data, provider));
+      for (let j = 0; j < chunks.length; j++) items.push(chunks[j]!);
+    }
+  } catch (error) {
+    return error;
+  }
+  return undefined;
+}
+
+/**
+ * Yields the chunks of a Gemini SSE body, one batch per upstream read (what `chatStreamBatches`
+ * hands the core; never an empty batch), then the usage chunk once the body has ended. Throws the
+ * mapped error for an error event, 502 for an event that is not JSON, each after a batch of the
+ * chunks before it; 502 for a body that breaks off or ends early, 504 for a body that stalls past
+ * the timeout.
+ */
+export async function* readGeminiStreamBatches(body: HttpBody, options: ReadStreamOptions): AsyncGenerator<ChatCompletionChunk[]> {
   const mapper = createChunkMapper(options);
   try {
-    for await (const { data } of readSseEvents(body)) {
-      if (!data.trim()) continue;
-      let event: unknown;
-      try {
-        event = JSON.parse(data);
-      } catch (error) {
-        throw upstreamError(`${options.provider}: a stream event is not valid JSON.`, error);
-      }
-      yield* mapper.map(event);
+    for await (const events of readSseEventBatches(body)) {
+      const items: ChatCompletionChunk[] = [];
+      const failure = mapRead(events, mapper, items, options.provider);
+      if (items.length > 0) yield items;
+      if (failure !== undefined) throw failure;
     }
   } catch (error) {
     throw toBodyReadError(error, options.provider, options.timeoutMs);
   }
-  yield* mapper.end();
+  const last = mapper.end();
+  if (last.length > 0) yield last;
+}
+
+/** The same chunks one at a time (the `chatStream` contract). */
+export async function* readGeminiStream(body: HttpBody, options: ReadStreamOptions): AsyncGenerator<ChatCompletionChunk> {
+  for await (const chunks of readGeminiStreamBatches(body, options)) for (let i = 0; i < chunks.length; i++) yield chunks[i]!;
 }

@@ -5,7 +5,7 @@
  * Node 20 this is far cheaper than the global fetch and its web streams, and cheaper than
  * `undici.request()`. Tests and embedders may hand plugins any object with the same `request` method.
  */
-import { Agent, errors as undiciErrors } from "undici";
+import { Agent, UndiciError } from "./undici-parts.ts";
 import { ModelmuxError, upstreamError, upstreamTimeout } from "./errors.ts";
 import type { HttpBody } from "./http-body.ts";
 import { abortReasonOf, DispatchedRequest } from "./http-dispatch.ts";
@@ -78,7 +78,7 @@ export function toUpstreamError(error: unknown, provider: string, timeoutMs: num
   if (isTimeout(error)) return upstreamTimeout(provider, timeoutMs);
   if (isAbort(error)) return error;
   const code = (error as { code?: unknown } | null)?.code;
-  if (error instanceof undiciErrors.UndiciError || (typeof code === "string" && NETWORK_CODE.test(code))) {
+  if (error instanceof UndiciError || (typeof code === "string" && NETWORK_CODE.test(code))) {
     return upstreamError(`Provider '${provider}' failed: the connection broke (${typeof code === "string" ? code : (error as Error).message}).`, error);
   }
   return error;

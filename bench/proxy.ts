@@ -170,6 +170,13 @@ const scenario: Scenario = {
         servers.node = node.url;
         say(`Node proxy (copies bytes: the ceiling) at ${node.url}`);
       }
+      if (SELECTED_VIAS.includes("json")) {
+        const json = await startNodeProxy(upstream.url, true);
+        processes.push(json);
+        routers.json = json;
+        servers.json = json.url;
+        say(`Node proxy reading JSON (the ceiling of a router that checks requests and reads replies) at ${json.url}`);
+      }
       const nodeFlags = [
         ...(process.env.BENCH_NODE_FLAGS?.split(" ").filter(Boolean) ?? []),
         ...(process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${PROFILES}`] : []),

@@ -7,6 +7,10 @@
  * validation, no logging: what it costs is what node:http and undici cost on this machine, which
  * no router written on them can go below.
  *
+ * With `--json` it is the ceiling of a router that reads JSON: it also parses and re-serialises each
+ * request body (as a router does to check it and rewrite its model) and parses each JSON reply (as
+ * a router does to read its usage), then sends the reply's own bytes; streams are still copied.
+ *
  * It prints `{"port": N}` on stdout once it listens on 127.0.0.1.
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
@@ -14,6 +18,7 @@ import type { AddressInfo } from "node:net";
 import { Agent, type Dispatcher } from "undici";
 
 const upstream = new URL(process.argv[2] ?? "");
+const JSON_MODE = process.argv.includes("--json");
 if (upstream.hostname !== "127.0.0.1") throw new Error(`node-proxy: the upstream must be on 127.0.0.1, got ${process.argv[2]}`);
 const agent = new Agent({ keepAliveTimeout: 30_000, connections: null, pipelining: 1 });
 
@@ -32,6 +37,8 @@ function forwardable(headers: IncomingHttpHeaders): Record<string, string> {
 /** Copies one upstream reply to the client as undici parses it. */
 class CopyReply implements Dispatcher.DispatchHandler {
   private corked = false;
+  /** In `--json` mode, a JSON reply's bytes, parsed once complete. */
+  private json: Buffer[] | undefined;
 
   constructor(private readonly res: ServerResponse) {}
 
@@ -43,11 +50,13 @@ class CopyReply implements Dispatcher.DispatchHandler {
       const name = raw[i]!.toString("latin1").toLowerCase();
       if (name === "content-type" || name === "content-length") headers[name] = raw[i + 1]!.toString("latin1");
     }
+    if (JSON_MODE && headers["content-type"]?.startsWith("application/json")) this.json = [];
     this.res.writeHead(status, headers);
     return true;
   }
 
   onData(chunk: Buffer): boolean {
+    this.json?.push(chunk);
     // The bytes of one tick (often the whole reply) leave in one write, with the headers.
     if (!this.corked) {
       this.corked = true;
@@ -64,6 +73,7 @@ class CopyReply implements Dispatcher.DispatchHandler {
   }
 
   onComplete(): void {
+    if (this.json) JSON.parse(Buffer.concat(this.json).toString("utf8"));
     this.res.end();
   }
 
@@ -87,7 +97,10 @@ function forward(req: IncomingMessage, res: ServerResponse, body: Buffer): void 
 const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
   const parts: Buffer[] = [];
   req.on("data", (part: Buffer) => parts.push(part));
-  req.on("end", () => forward(req, res, parts.length === 1 ? parts[0]! : Buffer.concat(parts)));
+  req.on("end", () => {
+    const body = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+    forward(req, res, JSON_MODE ? Buffer.from(JSON.stringify(JSON.parse(body.toString("utf8")))) : body);
+  });
 });
 server.listen(0, "127.0.0.1", () => {
   process.stdout.write(`${JSON.stringify({ port: (server.address() as AddressInfo).port })}\n`);

@@ -8,9 +8,13 @@
 import type { RequestSpec } from "./load.ts";
 import { EXPECT } from "./replies.ts";
 
-export type Via = "direct" | "node" | "modelmux" | "portkey";
-/** `node` is a Node proxy that only copies bytes (`node-proxy.ts`): the ceiling for any Node router. */
-export const VIAS: readonly Via[] = ["direct", "node", "modelmux", "portkey"];
+export type Via = "direct" | "node" | "json" | "modelmux" | "portkey";
+/**
+ * `node` is a Node proxy that only copies bytes (`node-proxy.ts`): the ceiling for any Node router.
+ * `json` is the same proxy reading JSON as a router must (`node-proxy.ts --json`): it parses and
+ * re-serialises each request and parses each JSON reply; the ceiling for a router that checks them.
+ */
+export const VIAS: readonly Via[] = ["direct", "node", "json", "modelmux", "portkey"];
 
 /** How the issue's targets treat a path. */
 export type PathKind = "json" | "pass-through stream" | "translated stream";
@@ -46,6 +50,8 @@ export interface Servers {
   direct?: string;
   /** The byte-copying Node proxy in front of the upstream. */
   node?: string;
+  /** The JSON-reading Node proxy in front of the upstream. */
+  json?: string;
   modelmux?: string;
   portkey?: string;
 }
@@ -64,8 +70,8 @@ function chatBody(model: string, stream: boolean): string {
 export function requestFor(path: PathSpec, via: Via, servers: Servers): RequestSpec | undefined {
   const base = servers[via];
   if (!base) return undefined;
-  // The Node proxy forwards requests as they come: it gets the direct ones.
-  if (via === "node") via = "direct";
+  // The Node proxies forward requests as they come: they get the direct ones.
+  if (via === "node" || via === "json") via = "direct";
   const family = path.name.split("-")[0]!;
   const portkey = (provider: string, key: string) => ({
     ...JSON_TYPE,

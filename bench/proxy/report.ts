@@ -102,6 +102,7 @@ function latencyRows(result: PathResult): Row[] {
       errors: String(l.errors),
       "vs direct": via === "direct" || !Number.isFinite(overDirect) ? "" : added(overDirect),
       "vs node": via === "modelmux" && latency.has("node") ? added(key("modelmux") - key("node")) : "",
+      "vs json": via === "modelmux" && latency.has("json") ? added(key("modelmux") - key("json")) : "",
       "vs Portkey": via === "modelmux" ? ratio(key("modelmux") / key("portkey")) : "",
       ...checks.cells(),
     };
@@ -135,6 +136,7 @@ function throughputRows(result: PathResult): Row[] {
       "CPU/req": Number.isFinite(cpuUs) ? `${cpuUs.toFixed(0)} µs` : "",
       "vs direct": via === "direct" ? "" : ratio(rps(via) / rps("direct")),
       "vs node": via === "modelmux" ? ratio(rps("modelmux") / rps("node")) : "",
+      "vs json": via === "modelmux" ? ratio(rps("modelmux") / rps("json")) : "",
       "vs Portkey": via === "modelmux" ? ratio(rps("modelmux") / rps("portkey")) : "",
       ...checks.cells(),
     };
@@ -168,5 +170,5 @@ export function buildRows(results: PathResult[], extra: { idle: Record<string, n
       note: `${s.opened} opened at once${s.timedOut ? " (timed out waiting for the rest)" : ""}; RSS ${mb(s.rssMb)} while open`,
     });
   }
-  return rows.map((row) => ({ path: "", via: "", conns: "", "req/s": "", p50: "", p99: "", "first byte": "", errors: "", RSS: "", "CPU/req": "", "vs direct": "", "vs node": "", "vs Portkey": "", target: "", result: "", note: "", ...row }));
+  return rows.map((row) => ({ path: "", via: "", conns: "", "req/s": "", p50: "", p99: "", "first byte": "", errors: "", RSS: "", "CPU/req": "", "vs direct": "", "vs node": "", "vs json": "", "vs Portkey": "", target: "", result: "", note: "", ...row }));
 }

@@ -27,11 +27,11 @@ export async function startUpstream(): Promise<BenchProcess> {
   });
 }
 
-/** The byte-copying Node proxy in front of the upstream: the practical ceiling (`node-proxy.ts`). */
-export async function startNodeProxy(upstream: string): Promise<BenchProcess> {
+/** The byte-copying Node proxy in front of the upstream: the practical ceiling (`node-proxy.ts`); with `json`, the one that reads JSON. */
+export async function startNodeProxy(upstream: string, json = false): Promise<BenchProcess> {
   return startProcess({
-    name: "node-proxy",
-    args: [...TSX, fileURLToPath(new URL("./node-proxy.ts", import.meta.url)), upstream],
+    name: json ? "json-proxy" : "node-proxy",
+    args: [...TSX, fileURLToPath(new URL("./node-proxy.ts", import.meta.url)), upstream, ...(json ? ["--json"] : [])],
     stdout: "pipe",
     ready: async (child) => `http://127.0.0.1:${(await firstJsonLine<{ port: number }>(child)).port}`,
   });

@@ -15,7 +15,8 @@ import { bytesReply, sseReply, type Reply } from "../http/reply.ts";
 import type { ForwardReply, ForwardRequest } from "../plugin.ts";
 import { providerCall } from "../provider-call.ts";
 import { acquireRateLimit, settleAfterStream, tokenReservation, type TokenReservation } from "../rate-limit/acquire.ts";
-import { relaySse, usageOfResponse } from "../responses/relay.ts";
+import { relaySse } from "../responses/relay.ts";
+import { usageOfResponseText } from "../responses/usage.ts";
 import type { Usage } from "../types/chat.ts";
 import { readJsonBody } from "../utils/read-body.ts";
 import { SSE_HEADERS } from "../utils/sse-write.ts";
@@ -78,13 +79,7 @@ export function createResponsesHandlers(ctx: AppContext) {
       grant.settle();
       throw toBodyReadError(error, provider, timeoutMs);
     }
-    if (request.method === "POST" || request.method === "GET") {
-      try {
-        settle(usageOfResponse(JSON.parse(body.toString("utf8"))));
-      } catch {
-        // Not JSON: relayed as is all the same; it only has no usage to count.
-      }
-    }
+    if (request.method === "POST" || request.method === "GET") settle(usageOfResponseText(body.toString("utf8")));
     grant.settle(usage);
     return bytesReply(body, { ...grant.headers, "content-type": reply.contentType }, reply.status);
   }

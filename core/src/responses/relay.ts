@@ -12,6 +12,7 @@ import { ModelmuxError, upstreamError } from "../errors.ts";
 import type { HttpBody } from "../http-client.ts";
 import type { Usage } from "../types/chat.ts";
 import type { SseFrame } from "../utils/sse-write.ts";
+import { usageOfEventData } from "./usage.ts";
 
 /** One event may not grow past this; an upstream that streams more without a break is broken. */
 const MAX_EVENT_BYTES = 8 * 1024 * 1024;
@@ -47,36 +48,14 @@ function lastEvent(block: Buffer): Buffer | undefined {
   return undefined;
 }
 
-const TERMINAL_EVENTS = new Set(["response.completed", "response.incomplete", "response.failed"]);
-
-/** A responses `usage` (`input_tokens`, `output_tokens`) in the chat shape the core counts in. */
-export function toChatUsage(usage: unknown): Usage | undefined {
-  if (typeof usage !== "object" || usage === null) return undefined;
-  const { input_tokens: input, output_tokens: output, total_tokens: total } = usage as Record<string, unknown>;
-  if (typeof input !== "number" || typeof output !== "number") return undefined;
-  return { prompt_tokens: input, completion_tokens: output, total_tokens: typeof total === "number" ? total : input + output };
-}
-
-/** The usage in a Response object (a JSON reply, or the `response` of a terminal event). */
-export function usageOfResponse(response: unknown): Usage | undefined {
-  return typeof response === "object" && response !== null ? toChatUsage((response as { usage?: unknown }).usage) : undefined;
-}
-
 /** The usage carried by one SSE event's bytes, when it is a terminal responses event. */
 export function usageOfEvent(event: Buffer | undefined): Usage | undefined {
   if (!event) return undefined;
-  const data = event
-    .toString("utf8")
-    .split(/\r?\n/)
-    .filter((line) => line.startsWith("data:"))
-    .map((line) => line.slice(line[5] === " " ? 6 : 5))
-    .join("\n");
-  try {
-    const parsed = JSON.parse(data) as { type?: unknown; response?: unknown };
-    return typeof parsed.type === "string" && TERMINAL_EVENTS.has(parsed.type) ? usageOfResponse(parsed.response) : undefined;
-  } catch {
-    return undefined;
-  }
+  const text = event.toString("utf8");
+  // One `data:` line (what OpenAI sends) is read as it is; several are joined, as SSE says.
+  const lines = text.split(/\r?\n/).filter((line) => line.startsWith("data:"));
+  const data = lines.length === 1 ? lines[0]!.slice(lines[0]![5] === " " ? 6 : 5) : lines.map((line) => line.slice(line[5] === " " ? 6 : 5)).join("\n");
+  return usageOfEventData(data);
 }
 
 export interface RelayOptions {

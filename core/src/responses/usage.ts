@@ -1,0 +1,87 @@
+/**
+ * The token usage of a forwarded responses reply, for rate limits and the access log. A Response
+ * object is a few kilobytes (its output, its tools, its settings) and only its `usage` is needed:
+ * that object is found from the end of the text (`usage` is among the last keys OpenAI writes;
+ * after it come only `user` and the string map `metadata`) and parsed alone. When that does not
+ * give a usage (another key order, pretty-printed JSON), the whole text is parsed.
+ */
+import type { Usage } from "../types/chat.ts";
+
+/** A responses `usage` (`input_tokens`, `output_tokens`) in the chat shape the core counts in. */
+export function toChatUsage(usage: unknown): Usage | undefined {
+  if (typeof usage !== "object" || usage === null) return undefined;
+  const { input_tokens: input, output_tokens: output, total_tokens: total } = usage as Record<string, unknown>;
+  if (typeof input !== "number" || typeof output !== "number") return undefined;
+  return { prompt_tokens: input, completion_tokens: output, total_tokens: typeof total === "number" ? total : input + output };
+}
+
+/** The usage in a Response object (a JSON reply, or the `response` of a terminal event). */
+export function usageOfResponse(response: unknown): Usage | undefined {
+  return typeof response === "object" && response !== null ? toChatUsage((response as { usage?: unknown }).usage) : undefined;
+}
+
+const QUOTE = 34;
+const BACKSLASH = 92;
+const OPEN = 123;
+const CLOSE = 125;
+
+/** The index of the `}` that closes the object opening at `start`, or -1. */
+function closingBrace(text: string, start: number): number {
+  let depth = 0;
+  for (let i = start; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      // Skip the string, escapes included.
+      for (i++; i < text.length; i++) {
+        const s = text.charCodeAt(i);
+        if (s === BACKSLASH) i++;
+        else if (s === QUOTE) break;
+      }
+    } else if (c === OPEN) depth++;
+    else if (c === CLOSE && --depth === 0) return i;
+  }
+  return -1;
+}
+
+/** The last `"usage":{…}` object of `text`, parsed, when it is a responses usage. */
+function lastUsageObject(text: string): Usage | undefined {
+  const key = text.lastIndexOf('"usage":{');
+  if (key < 0) return undefined;
+  const start = key + 8;
+  const end = closingBrace(text, start);
+  if (end < 0) return undefined;
+  try {
+    return toChatUsage(JSON.parse(text.slice(start, end + 1)));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The usage of a Response object's JSON text; undefined for a reply that is not JSON or has none. */
+export function usageOfResponseText(text: string): Usage | undefined {
+  const usage = lastUsageObject(text);
+  if (usage) return usage;
+  try {
+    return usageOfResponse(JSON.parse(text));
+  } catch {
+    return undefined; // Not JSON: relayed as is all the same; it only has no usage to count.
+  }
+}
+
+const TERMINAL_EVENTS = new Set(["response.completed", "response.incomplete", "response.failed"]);
+/** A terminal event's data as OpenAI writes it: its type first. */
+const TERMINAL_TYPE = /^\{"type":"response\.(?:completed|incomplete|failed)"/;
+
+/** The usage of one event's data (JSON), when it is a terminal responses event. */
+export function usageOfEventData(data: string): Usage | undefined {
+  if (TERMINAL_TYPE.test(data)) {
+    const usage = lastUsageObject(data);
+    if (usage) return usage;
+  }
+  try {
+    const parsed = JSON.parse(data) as { type?: unknown; response?: unknown };
+    return typeof parsed.type === "string" && TERMINAL_EVENTS.has(parsed.type) ? usageOfResponse(parsed.response) : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,9 +1,10 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { connect } from "node:net";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG_PATH } from "../core/src/config/load-config.ts";
+import { startNode, type RunningProcess } from "./helpers/run-process.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const BIN = "core/bin/modelmux.mjs";
@@ -20,15 +21,6 @@ function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
-interface Running {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  /** Resolves with the first match of `pattern` in stderr. */
-  waitForStderr(pattern: RegExp): Promise<RegExpMatchArray>;
-}
-
 const children: ChildProcess[] = [];
 afterEach(() => {
   for (const child of children.splice(0)) {
@@ -36,44 +28,10 @@ afterEach(() => {
   }
 });
 
-function start(args: string[], env: NodeJS.ProcessEnv = cleanEnv()): Running {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
-  children.push(child);
-  let stdout = "";
-  let stderr = "";
-  const listeners = new Set<() => void>();
-  child.stdout!.setEncoding("utf8").on("data", (text: string) => (stdout += text));
-  child.stderr!.setEncoding("utf8").on("data", (text: string) => {
-    stderr += text;
-    for (const listener of listeners) listener();
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once("close", (code, signal) => resolve({ code, signal })),
-  );
-  const timer = setTimeout(() => child.kill("SIGKILL"), TIME_LIMIT_MS);
-  void exited.then(() => clearTimeout(timer));
-  return {
-    child,
-    stdout: () => stdout,
-    stderr: () => stderr,
-    exited,
-    waitForStderr(pattern) {
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          const match = stderr.match(pattern);
-          if (!match) return;
-          listeners.delete(check);
-          resolve(match);
-        };
-        listeners.add(check);
-        void exited.then(() => {
-          listeners.delete(check);
-          reject(new Error(`the CLI exited before printing ${pattern}; stderr:\n${stderr}`));
-        });
-        check();
-      });
-    },
-  };
+function start(args: string[], env: NodeJS.ProcessEnv = cleanEnv()): RunningProcess {
+  const running = startNode([BIN, ...args], { cwd: ROOT, env, timeLimitMs: TIME_LIMIT_MS });
+  children.push(running.child);
+  return running;
 }
 
 async function run(args: string[], env?: NodeJS.ProcessEnv) {

@@ -3,12 +3,12 @@
  * it cannot compile. Every test works on its own copy of the checkout, so that building, breaking
  * and deleting `dist/` here never races the other test files that run the real bin.
  */
-import { spawn } from "node:child_process";
 import { appendFileSync, chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { copyCheckout, type CheckoutCopy } from "./helpers/checkout-copy.ts";
+import { startNode } from "./helpers/run-process.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const REPORTER = fileURLToPath(new URL("./fixtures/process-report.mjs", import.meta.url));
@@ -60,46 +60,19 @@ function cleanEnv(): NodeJS.ProcessEnv {
 
 /** Runs the copy's bin, with `process-report.mjs` preloaded; its report is taken out of stderr. */
 function startBin(args: string[]): Started {
-  const child = spawn(process.execPath, ["--import", REPORTER, join(copy.dir, "core/bin/modelmux.mjs"), ...args], {
-    cwd: copy.dir,
-    env: cleanEnv(),
-    stdio: ["ignore", "pipe", "pipe"],
+  const running = startNode(["--import", REPORTER, join(copy.dir, "core/bin/modelmux.mjs"), ...args], { cwd: copy.dir, env: cleanEnv(), timeLimitMs: TIME_LIMIT_MS });
+  const exited = running.exited.then(({ code }) => {
+    const stderr = running.stderr();
+    const line = /^process-report (.*)\n/m.exec(stderr);
+    const report = JSON.parse(line?.[1] ?? "null") as ProcessReport;
+    return { code, stdout: running.stdout(), stderr: stderr.replace(line?.[0] ?? "", ""), report };
   });
-  let stdout = "";
-  let stderr = "";
-  const listeners = new Set<() => void>();
-  child.stdout.setEncoding("utf8").on("data", (text: string) => (stdout += text));
-  child.stderr.setEncoding("utf8").on("data", (text: string) => {
-    stderr += text;
-    for (const listener of listeners) listener();
-  });
-  const timer = setTimeout(() => child.kill("SIGKILL"), TIME_LIMIT_MS);
-  const exited = new Promise<{ code: number | null; stdout: string; stderr: string; report: ProcessReport }>((resolve) =>
-    child.once("close", (code) => {
-      clearTimeout(timer);
-      const line = /^process-report (.*)\n/m.exec(stderr);
-      const report = JSON.parse(line?.[1] ?? "null") as ProcessReport;
-      resolve({ code, stdout, stderr: stderr.replace(line?.[0] ?? "", ""), report });
-    }),
-  );
   return {
-    pid: child.pid!,
-    stderr: () => stderr,
+    pid: running.child.pid!,
+    stderr: running.stderr,
     exited,
-    kill: (signal) => child.kill(signal),
-    waitForStderr(pattern) {
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          const match = stderr.match(pattern);
-          if (!match) return;
-          listeners.delete(check);
-          resolve(match);
-        };
-        listeners.add(check);
-        void exited.then(() => reject(new Error(`the bin exited before printing ${pattern}; stderr:\n${stderr}`)));
-        check();
-      });
-    },
+    kill: (signal) => running.child.kill(signal),
+    waitForStderr: running.waitForStderr,
   };
 }
 

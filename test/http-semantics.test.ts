@@ -2,6 +2,7 @@
  * HTTP details a production client or load balancer relies on: HEAD where GET is served, the
  * scheme named on a 401, and a ceiling on `n` so one request cannot make a reply of any size.
  */
+import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger, defineProvider } from "@modelmux/core";
 import { postJson, startHarness, testConfig, TEST_KEY, TRANSPORTS, type Harness } from "./helpers/harness.ts";
@@ -44,6 +45,30 @@ for (const transport of TRANSPORTS) {
     });
   });
 }
+
+describe("a client that hangs up in the middle of its body", () => {
+  it("is logged as a closed request, not as an internal error", async () => {
+    const lines: string[] = [];
+    const h = await startHarness(testConfig({ echo: { plugin: "provider-echo", models: ["echo-1"] } }), "http", {
+      logger: createLogger({ level: "info", format: "json", write: (text) => void lines.push(...text.trim().split("\n")) }),
+    });
+    try {
+      const { port } = new URL(h.baseURL);
+      const socket = connect(Number(port), "127.0.0.1");
+      await new Promise((resolve) => socket.once("connect", resolve));
+      socket.write(`POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${TEST_KEY}\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"model":"echo/`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      socket.destroy();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      h.router.logger.flush();
+      const records = lines.map((line) => JSON.parse(line) as { level: string; status?: number });
+      expect(records.filter((r) => r.level === "error")).toEqual([]);
+      expect(records.find((r) => r.status !== undefined)?.status).toBe(499);
+    } finally {
+      await h.close();
+    }
+  });
+});
 
 describe("a client that hangs up while the provider works", () => {
   it("is logged as a closed request, not as an internal error", async () => {

@@ -1,7 +1,7 @@
 /**
  * The one place where a thrown error becomes a reply (contract §7), for both adapters: ours as they
- * are, a client that hung up as a 499 for the log (nobody reads a reply), anything else as the 500
- * of a bug, logged with its stack but never sent.
+ * are, any failure once the client has hung up as a 499 for the log (nobody reads a reply), anything
+ * else as the 500 of a bug, logged with its stack but never sent.
  */
 import type { ConsolaInstance } from "consola";
 import { internalError, ModelmuxError } from "../errors.ts";
@@ -24,18 +24,15 @@ export function loggedPath(path: string): string {
   return path.startsWith(`${IMAGE_FILES_PATH}/`) ? `${IMAGE_FILES_PATH}/[token]` : path;
 }
 
-function isAbort(error: unknown): boolean {
-  return error instanceof Error && error.name === "AbortError";
-}
-
 /**
  * The reply for an error thrown while serving `x`.
  * @example
  * const { status, headers, body } = errorReplyOf(error, x, logger);
  */
 export function errorReplyOf(error: unknown, x: Exchange, logger: ConsolaInstance): ErrorReply {
-  if (x.abort.aborted && isAbort(error)) {
-    logger.debug(`client closed ${x.method} ${loggedPath(x.path)}`, { request_id: x.requestId });
+  if (x.abort.aborted) {
+    // The client left (mid-body, or while the provider worked): what failed after is its doing.
+    logger.debug(`client closed ${x.method} ${loggedPath(x.path)}`, { request_id: x.requestId }, error);
     return { status: CLIENT_CLOSED, headers: { "x-request-id": x.requestId }, body: null };
   }
   const mapped = error instanceof ModelmuxError ? error : internalError(error);

@@ -5,6 +5,7 @@
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger, defineProvider } from "@modelmux/core";
+import type { RouterOptions } from "../core/src/router.ts";
 import { postJson, startHarness, testConfig, TEST_KEY, TRANSPORTS, type Harness } from "./helpers/harness.ts";
 
 for (const transport of TRANSPORTS) {
@@ -46,33 +47,43 @@ for (const transport of TRANSPORTS) {
   });
 }
 
+/**
+ * Runs `hangUp` against a router on a real port whose log is kept, then checks the request was
+ * logged as closed (499) and nothing as an error.
+ */
+async function expectLoggedAsClosed(providers: Parameters<typeof testConfig>[0], options: RouterOptions, hangUp: (h: Harness) => Promise<void>) {
+  const lines: string[] = [];
+  const h = await startHarness(testConfig(providers), "http", {
+    ...options,
+    logger: createLogger({ level: "info", format: "json", write: (text) => void lines.push(...text.trim().split("\n")) }),
+  });
+  try {
+    await hangUp(h);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    h.router.logger.flush();
+    const records = lines.map((line) => JSON.parse(line) as { level: string; status?: number });
+    expect(records.filter((r) => r.level === "error")).toEqual([]);
+    expect(records.find((r) => r.status !== undefined)?.status).toBe(499);
+  } finally {
+    await h.close();
+  }
+}
+
 describe("a client that hangs up in the middle of its body", () => {
   it("is logged as a closed request, not as an internal error", async () => {
-    const lines: string[] = [];
-    const h = await startHarness(testConfig({ echo: { plugin: "provider-echo", models: ["echo-1"] } }), "http", {
-      logger: createLogger({ level: "info", format: "json", write: (text) => void lines.push(...text.trim().split("\n")) }),
-    });
-    try {
+    await expectLoggedAsClosed({ echo: { plugin: "provider-echo", models: ["echo-1"] } }, {}, async (h) => {
       const { port } = new URL(h.baseURL);
       const socket = connect(Number(port), "127.0.0.1");
       await new Promise((resolve) => socket.once("connect", resolve));
       socket.write(`POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${TEST_KEY}\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"model":"echo/`);
       await new Promise((resolve) => setTimeout(resolve, 100));
       socket.destroy();
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      h.router.logger.flush();
-      const records = lines.map((line) => JSON.parse(line) as { level: string; status?: number });
-      expect(records.filter((r) => r.level === "error")).toEqual([]);
-      expect(records.find((r) => r.status !== undefined)?.status).toBe(499);
-    } finally {
-      await h.close();
-    }
+    });
   });
 });
 
 describe("a client that hangs up while the provider works", () => {
   it("is logged as a closed request, not as an internal error", async () => {
-    const lines: string[] = [];
     const waiting = defineProvider({
       name: "waiting",
       optionsSchema: { type: "object" },
@@ -83,23 +94,12 @@ describe("a client that hangs up while the provider works", () => {
         chatStream: async () => (async function* () {})(),
       }),
     });
-    const h = await startHarness(testConfig({ w: { plugin: "waiting", models: ["m"] } }), "http", {
-      plugins: { waiting },
-      logger: createLogger({ level: "info", format: "json", write: (text) => void lines.push(...text.trim().split("\n")) }),
-    });
-    try {
+    await expectLoggedAsClosed({ w: { plugin: "waiting", models: ["m"] } }, { plugins: { waiting } }, async (h) => {
       const controller = new AbortController();
       const pending = h.request("/v1/chat/completions", { ...postJson({ model: "w/m", messages: [{ role: "user", content: "x" }] }), signal: controller.signal }).catch(() => "aborted");
       await new Promise((resolve) => setTimeout(resolve, 200));
       controller.abort();
       expect(await pending).toBe("aborted");
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      h.router.logger.flush();
-      const records = lines.map((line) => JSON.parse(line) as { level: string; status?: number });
-      expect(records.filter((r) => r.level === "error")).toEqual([]);
-      expect(records.find((r) => r.status !== undefined)?.status).toBe(499);
-    } finally {
-      await h.close();
-    }
+    });
   });
 });

@@ -15,9 +15,10 @@ import { StringDecoder } from "node:string_decoder";
 import { toModelmuxError, upstreamError } from "../errors.ts";
 import { toBodyReadError } from "../http-client.ts";
 import type { ChatEventStream } from "../plugin.ts";
-import type { ChatCompletionChunk, ChatStreamItem, Usage } from "../types/chat.ts";
+import type { ChatStreamItem, Usage } from "../types/chat.ts";
 import { sseData } from "../utils/sse-write.ts";
 import { removeServiceTier } from "./service-tier.ts";
+import { EMPTY_CHOICES, readUsageChunk } from "./usage-chunk.ts";
 
 export interface EventRelayOptions {
   /** The provider's name and timeout, for the errors of a body that stalls, breaks off or carries no events. */
@@ -49,8 +50,8 @@ const MAX_EVENT_BYTES = 8 * 1024 * 1024;
 
 /** An error payload always has the token `"error"`; in a chunk's text its quotes would be escaped. `rror"` is searched first: its first letter is rarer. */
 const MAY_BE_ERROR_TAIL = 'rror"';
-/** The usage chunk is the one with empty choices (found by a regex: a literal search for `"` is slow). */
-const EMPTY_CHOICES = /"choices"\s*:\s*\[\s*\]/g;
+/** Every usage chunk candidate of a block, found in one pass. */
+const EMPTY_CHOICES_ALL = new RegExp(EMPTY_CHOICES.source, "g");
 
 /** The relayed text of one block, and whether the stream ended in it. */
 interface BlockResult {
@@ -131,8 +132,8 @@ class EventRelay {
   private relayBlock(block: string): BlockResult {
     const { options } = this;
     const mayError = block.includes(MAY_BE_ERROR_TAIL);
-    EMPTY_CHOICES.lastIndex = 0;
-    let usageAt = EMPTY_CHOICES.exec(block)?.index ?? -1;
+    EMPTY_CHOICES_ALL.lastIndex = 0;
+    let usageAt = EMPTY_CHOICES_ALL.exec(block)?.index ?? -1;
     let text = "";
     let copiedTo = 0;
     let pos = 0;
@@ -155,8 +156,8 @@ class EventRelay {
       }
       this.events++;
       if (usageAt >= 0 && usageAt < lineEnd) {
-        drop = this.readUsage(block.slice(start, lineEnd));
-        while (usageAt >= 0 && usageAt < lineEnd) usageAt = EMPTY_CHOICES.exec(block)?.index ?? -1;
+        drop = readUsageChunk(block.slice(start, lineEnd), options);
+        while (usageAt >= 0 && usageAt < lineEnd) usageAt = EMPTY_CHOICES_ALL.exec(block)?.index ?? -1;
       }
       if (options.collect) options.collect(block.slice(start, lineEnd));
       if (drop) {
@@ -180,19 +181,6 @@ class EventRelay {
     if (text === "") throw error;
     this.pendingError = error;
     return { text, done: false };
-  }
-
-  /** Reads the usage of an empty-choices chunk; true when the chunk is dropped. */
-  private readUsage(json: string): boolean {
-    if (!json.includes('"usage"')) return false;
-    let chunk: ChatCompletionChunk;
-    try {
-      chunk = JSON.parse(json) as ChatCompletionChunk;
-    } catch (error) {
-      throw upstreamError(`${this.options.provider}: the usage chunk of the stream is not valid JSON.`, error);
-    }
-    if (chunk.usage) this.options.onUsage?.(chunk.usage);
-    return !this.options.includeUsage;
   }
 
   private serviceTier(text: string): string {
@@ -230,8 +218,7 @@ class EventRelay {
         if (stop) return stop;
       }
       this.events++;
-      EMPTY_CHOICES.lastIndex = 0;
-      const drop = EMPTY_CHOICES.test(data) && this.readUsage(data);
+      const drop = EMPTY_CHOICES.test(data) && readUsageChunk(data, this.options);
       this.options.collect?.(data);
       if (!drop) text += sseData(data);
     }

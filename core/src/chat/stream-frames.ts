@@ -8,6 +8,7 @@ import { toModelmuxError } from "../errors.ts";
 import type { ChatCompletionChunk, ChatStreamItem, Usage } from "../types/chat.ts";
 import { sseData } from "../utils/sse-write.ts";
 import { removeServiceTier } from "./service-tier.ts";
+import { EMPTY_CHOICES, readUsageChunk } from "./usage-chunk.ts";
 
 export interface StreamFrameOptions {
   /** The client asked for `stream_options.include_usage`. */
@@ -29,16 +30,9 @@ export interface StreamFrameOptions {
 }
 
 const DONE = "data: [DONE]\n\n";
-const EMPTY_CHOICES = /"choices"\s*:\s*\[\s*\]/;
-
 function frameOfString(json: string, options: StreamFrameOptions): string | undefined {
   // A usage-only chunk is the one chunk with empty choices; everything else is passed through.
-  // The expressions come first: on the chunks of a stream they are cheaper than `includes`.
-  if (EMPTY_CHOICES.test(json) && json.includes('"usage"')) {
-    const chunk = JSON.parse(json) as ChatCompletionChunk;
-    if (chunk.usage) options.onUsage?.(chunk.usage);
-    if (!options.includeUsage) return undefined;
-  }
+  if (EMPTY_CHOICES.test(json) && readUsageChunk(json, options)) return undefined;
   if (!options.keepServiceTier) json = removeServiceTier(json);
   return sseData(json);
 }

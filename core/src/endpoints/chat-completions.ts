@@ -104,23 +104,23 @@ async function streamReply(chat: ChatCall): Promise<Reply> {
   return chat.entry.instance.chatStreamEvents ? relayedStreamReply(chat) : framedStreamReply(chat);
 }
 
-/** The stream of a provider whose upstream speaks the client's format: relayed in whole reads (`chat/event-relay.ts`). */
-async function relayedStreamReply(chat: ChatCall): Promise<Reply> {
+/**
+ * What both stream paths share: the client's choices (usage chunk, `service_tier`), storing the
+ * assembled completion before `[DONE]` when `store: true`, the usage for the access log, and the
+ * grant settled with it once the stream ends or is abandoned.
+ */
+function streamOptions(chat: ChatCall) {
   const { ctx, x, entry, grant, keepServiceTier } = chat;
-  const classify = (error: unknown) => toUpstreamError(error, entry.provider, entry.timeoutMs);
   let usage: Usage | undefined;
   const assembler = chat.storage ? createCompletionAssembler() : undefined;
-  let frames: AsyncGenerator<string, void, undefined>;
-  try {
-    const stream = await entry.instance.chatStreamEvents!(chat.providerRequest, chat.call);
-    frames = await openEventRelay(stream, {
-      provider: entry.provider,
-      timeoutMs: entry.timeoutMs,
+  return {
+    options: {
+      classify: (error: unknown) => toUpstreamError(error, entry.provider, entry.timeoutMs),
       includeUsage: chat.request.stream_options?.include_usage === true,
       keepServiceTier,
       clientGone: () => x.abort.aborted,
-      onUsage: (reported) => (usage = x.usage = reported),
-      classify,
+      onUsage: (reported: Usage) => (usage = x.usage = reported),
+      onError: (error: unknown) => ctx.logger.warn(`stream of ${entry.name} failed mid-way`, { request_id: x.requestId }, error),
       ...(assembler && {
         collect: assembler.add,
         beforeDone: () => {
@@ -129,19 +129,29 @@ async function relayedStreamReply(chat: ChatCall): Promise<Reply> {
           return save(chat, completion);
         },
       }),
-      onError: (error) => ctx.logger.warn(`stream of ${entry.name} failed mid-way`, { request_id: x.requestId }, error),
-    });
+    },
+    /** The SSE reply of `frames`; the grant is settled with the stream's usage when they end. */
+    reply: (frames: AsyncIterator<string>): Reply => sseReply({ ...SSE_HEADERS, ...grant.headers }, settleAfterStream(frames, () => grant.settle(usage))),
+  };
+}
+
+/** The stream of a provider whose upstream speaks the client's format: relayed in whole reads (`chat/event-relay.ts`). */
+async function relayedStreamReply(chat: ChatCall): Promise<Reply> {
+  const { entry, grant } = chat;
+  const { options, reply } = streamOptions(chat);
+  try {
+    const stream = await entry.instance.chatStreamEvents!(chat.providerRequest, chat.call);
+    return reply(await openEventRelay(stream, { ...options, provider: entry.provider, timeoutMs: entry.timeoutMs }));
   } catch (error) {
     grant.settle();
-    throw classify(error);
+    throw options.classify(error);
   }
-  return sseReply({ ...SSE_HEADERS, ...grant.headers }, settleAfterStream(frames, () => grant.settle(usage)));
 }
 
 /** The stream of a provider that hands over chunks (`chatStream`, `chatStreamBatches`), framed one by one. */
 async function framedStreamReply(chat: ChatCall): Promise<Reply> {
-  const { ctx, x, entry, grant, keepServiceTier } = chat;
-  const classify = (error: unknown) => toUpstreamError(error, entry.provider, entry.timeoutMs);
+  const { entry, grant } = chat;
+  const { options, reply } = streamOptions(chat);
   let items: AsyncIterator<ChatStreamItem | readonly ChatStreamItem[]>;
   let first: IteratorResult<ChatStreamItem | readonly ChatStreamItem[]>;
   try {
@@ -155,25 +165,7 @@ async function framedStreamReply(chat: ChatCall): Promise<Reply> {
     first = await items.next();
   } catch (error) {
     grant.settle();
-    throw classify(error);
+    throw options.classify(error);
   }
-  let usage: Usage | undefined;
-  const assembler = chat.storage ? createCompletionAssembler() : undefined;
-  const frames = chatStreamFrames(first, items, {
-    classify,
-    collect: assembler?.add,
-    beforeDone:
-      assembler &&
-      (() => {
-        const completion = assembler.completion();
-        if (!keepServiceTier) delete completion.service_tier;
-        return save(chat, completion);
-      }),
-    onUsage: (reported) => (usage = x.usage = reported),
-    includeUsage: chat.request.stream_options?.include_usage === true,
-    keepServiceTier,
-    clientGone: () => x.abort.aborted,
-    onError: (error) => ctx.logger.warn(`stream of ${entry.name} failed mid-way`, { request_id: x.requestId }, error),
-  });
-  return sseReply({ ...SSE_HEADERS, ...grant.headers }, settleAfterStream(frames, () => grant.settle(usage)));
+  return reply(chatStreamFrames(first, items, options));
 }

@@ -46,62 +46,65 @@ class NodeExchange extends BaseExchange {
   }
 
   readBody(limit: number): Promise<Buffer> {
-    return new BodyReader(this.req, limit).promise;
+    return readNodeBody(this.req, limit);
   }
 }
 
-/** Reads a request body into one Buffer, refusing it (413) as soon as it outgrows the limit. */
-class BodyReader {
-  readonly promise: Promise<Buffer>;
-  private resolve!: (body: Buffer) => void;
-  private reject!: (error: unknown) => void;
-  private readonly chunks: Buffer[] = [];
-  private size = 0;
+/** A body being read: its chunks so far, kept on the request while its listeners run. */
+interface BodyRead {
+  chunks: Buffer[];
+  size: number;
+  limit: number;
+  resolve(body: Buffer): void;
+  reject(error: unknown): void;
+}
 
-  constructor(
-    private readonly req: IncomingMessage,
-    private readonly limit: number,
-  ) {
-    this.promise = new Promise((resolve, reject) => {
-      this.resolve = resolve;
-      this.reject = reject;
-    });
-    this.onData = this.onData.bind(this);
-    this.onEnd = this.onEnd.bind(this);
-    this.onError = this.onError.bind(this);
-    req.on("data", this.onData);
-    req.on("end", this.onEnd);
-    req.on("error", this.onError);
-  }
+const kBodyRead = Symbol("modelmux.bodyRead");
+type ReadingRequest = IncomingMessage & { [kBodyRead]?: BodyRead };
 
-  private cleanup(): void {
-    this.req.off("data", this.onData);
-    this.req.off("end", this.onEnd);
-    this.req.off("error", this.onError);
-  }
+/**
+ * Reads a request body into one Buffer, refusing it (413) as soon as it outgrows the limit. The
+ * listeners are module functions reading their state from the request: nothing bound per request.
+ */
+function readNodeBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    (req as ReadingRequest)[kBodyRead] = { chunks: [], size: 0, limit, resolve, reject };
+    req.on("data", onBodyData);
+    req.on("end", onBodyEnd);
+    req.on("error", onBodyError);
+  });
+}
 
-  private onData(chunk: Buffer): void {
-    this.size += chunk.length;
-    if (this.size > this.limit) {
-      this.cleanup();
-      // Stop reading; the 413 closes the connection so the rest is never buffered.
-      this.req.pause();
-      this.reject(bodyTooLarge(this.limit));
-      return;
-    }
-    this.chunks.push(chunk);
-  }
+/** Stops listening; returns the read it ends. */
+function endBodyRead(req: ReadingRequest): BodyRead {
+  const read = req[kBodyRead]!;
+  req[kBodyRead] = undefined;
+  req.off("data", onBodyData);
+  req.off("end", onBodyEnd);
+  req.off("error", onBodyError);
+  return read;
+}
 
-  private onEnd(): void {
-    this.cleanup();
-    const { chunks } = this;
-    this.resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.size));
+function onBodyData(this: ReadingRequest, chunk: Buffer): void {
+  const read = this[kBodyRead]!;
+  read.size += chunk.length;
+  if (read.size > read.limit) {
+    endBodyRead(this);
+    // Stop reading; the 413 closes the connection so the rest is never buffered.
+    this.pause();
+    read.reject(bodyTooLarge(read.limit));
+    return;
   }
+  read.chunks.push(chunk);
+}
 
-  private onError(error: Error): void {
-    this.cleanup();
-    this.reject(error);
-  }
+function onBodyEnd(this: ReadingRequest): void {
+  const { chunks, size, resolve } = endBodyRead(this);
+  resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+}
+
+function onBodyError(this: ReadingRequest, error: Error): void {
+  endBodyRead(this).reject(error);
 }
 
 /** Once per response: a close before the reply finished is a client that went away. */

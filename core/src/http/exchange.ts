@@ -52,6 +52,9 @@ export function requestIdFor(given: string | undefined): string {
   return given !== undefined && CLIENT_REQUEST_ID.test(given) ? given : randomUUID();
 }
 
+/** The parameters of a route without any (shared, frozen). */
+export const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
+
 /** The state every adapter's exchange keeps the same way. */
 export abstract class BaseExchange implements Exchange {
   params: Readonly<Record<string, string>> = NO_PARAMS;
@@ -83,4 +86,3 @@ export abstract class BaseExchange implements Exchange {
   }
 }
 
-const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});

@@ -4,7 +4,7 @@
  * naming the allowed ones; an unknown path a 404 (contract §7).
  */
 import { invalidRequest, methodNotAllowed, notFound } from "../errors.ts";
-import type { Exchange } from "./exchange.ts";
+import { NO_PARAMS, type Exchange } from "./exchange.ts";
 import type { Reply } from "./reply.ts";
 
 export type Handler = (x: Exchange) => Reply | Promise<Reply>;
@@ -85,11 +85,10 @@ export function createRouteTable(routes: readonly Route[]): RouteTable {
     if (compiled.segments) withParams.push(compiled);
     else exact.set(route.path, compiled);
   }
-  const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
-
-  function found(route: CompiledRoute, method: string, path: string, params: Record<string, string>): RouteMatch {
+  function found(route: CompiledRoute, method: string, path: string, params?: Record<string, string>): RouteMatch {
     const handler = route.methods[method];
     if (!handler) throw methodNotAllowed(method, path, route.allow);
+    if (!params) return { handler, params: NO_PARAMS };
     for (const name in params) params[name] = decodeParam(params[name]!);
     return { handler, params };
   }
@@ -97,11 +96,7 @@ export function createRouteTable(routes: readonly Route[]): RouteTable {
   return {
     match(method, path) {
       const route = exact.get(path);
-      if (route !== undefined) {
-        const handler = route.methods[method];
-        if (handler === undefined) throw methodNotAllowed(method, path, route.allow);
-        return { handler, params: NO_PARAMS };
-      }
+      if (route !== undefined) return found(route, method, path);
       for (const candidate of withParams) {
         const params = matchSegments(candidate.segments!, path);
         if (params) return found(candidate, method, path, params);

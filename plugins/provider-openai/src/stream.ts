@@ -56,17 +56,11 @@ export async function* readChatStreamBatches(body: HttpBody, { provider, timeout
         }
         if (!data.trim()) continue;
         events++;
-        if (event === "error" || (data.includes(MAY_BE_ERROR_TAIL) && data.includes(MAY_BE_ERROR))) {
-          let payload: unknown;
-          try {
-            payload = JSON.parse(data);
-          } catch {
-            // Not JSON: fall through, it is passed on like any other payload.
-          }
-          if (event === "error" || isErrorPayload(payload)) {
-            if (chunks.length > 0) yield chunks;
-            throw toStreamError(provider, payload ?? { error: data }, secret);
-          }
+        // The cheap test first: nearly every chunk lacks the rare tail and skips the parse.
+        const error = event === "error" || data.includes(MAY_BE_ERROR_TAIL) ? streamErrorOf(event, data, { provider, secret }) : undefined;
+        if (error !== undefined) {
+          if (chunks.length > 0) yield chunks;
+          throw error;
         }
         chunks.push(data);
       }

@@ -1,14 +1,15 @@
 /**
- * modelmux against a direct call and against Portkey's gateway (issue 7). Five servers, each in its
+ * modelmux against a direct call and against Portkey's gateway (issue 7). Six servers, each in its
  * own process on 127.0.0.1: a fake OpenAI/Anthropic upstream with fixed replies (20-chunk streams),
- * a Node proxy that only copies bytes (`proxy/node-proxy.ts`: the ceiling of any Node router here),
- * the same proxy reading JSON as every router must (`--json`: the ceiling of such a router),
- * modelmux (`modelmux serve` on a generated config, default `info` access log to a file) and
- * Portkey's gateway (`@portkey-ai/gateway` 1.15.2, installed into bench/portkey/ on first use). The
- * load generator runs here. For each path (chat JSON and stream; modelmux's Anthropic translation,
- * JSON and stream; the responses pass-through, JSON and stream), the same requests are sent straight
- * to the upstream, through the two Node proxies, through modelmux and through Portkey, interleaved in rounds
- * so that drift on a shared machine hits them all alike:
+ * a TCP pipe (`proxy/tcp-pipe.ts`: no HTTP, what one more hop on this machine allows), a Node proxy
+ * that only copies bytes (`proxy/node-proxy.ts`: the ceiling of any Node HTTP router here), the same
+ * proxy reading JSON as every router must (`--json`: the ceiling of such a router), modelmux
+ * (`modelmux serve` on a generated config, default `info` access log to a file) and Portkey's
+ * gateway (`@portkey-ai/gateway` 1.15.2, installed into bench/portkey/ on first use). The load
+ * generator runs here. For each path (chat JSON and stream; modelmux's Anthropic translation, JSON
+ * and stream; the responses pass-through, JSON and stream), the same requests are sent straight to
+ * the upstream, through the pipe, through the two Node proxies, through modelmux and through
+ * Portkey, interleaved in rounds so that drift on a shared machine hits them all alike:
  *
  * 1. Latency, 1 connection: ROUNDS rounds of LATENCY_SECONDS per way (after 300 requests or 1 s each),
  *    requests one after another; p50/p99 of the whole reply and of a stream's first byte.
@@ -19,7 +20,7 @@
  * 3. modelmux's idle RSS (after start, before any load), and STREAMS (1,000) streams held open at
  *    once (the upstream sends the first chunk, then waits): RSS with all open, errors once released.
  *
- * Environment: BENCH_PATHS=chat-json,… and BENCH_VIA=direct,node,json,modelmux,portkey select; BENCH_LOADS=1,50;
+ * Environment: BENCH_PATHS=chat-json,… and BENCH_VIA=direct,pipe,node,json,modelmux,portkey select; BENCH_LOADS=1,50;
  * BENCH_SECONDS (3), BENCH_LATENCY_SECONDS (1), BENCH_ROUNDS (3), BENCH_STREAMS (1000, 0 skips);
  * BENCH_LOG_LEVEL (info); BENCH_MODELMUX_ROOT runs the modelmux of another checkout (a worktree of an
  * older commit, for before/after figures); BENCH_NODE_FLAGS adds `node` flags to modelmux's process
@@ -36,7 +37,7 @@ import { latencyRun, throughputRun, type RequestSpec } from "./proxy/load.ts";
 import { checkReply, MODELMUX_KEY, PATHS, requestFor, VIAS, type PathSpec, type Servers, type Via } from "./proxy/paths.ts";
 import type { BenchProcess } from "./proxy/processes.ts";
 import { buildRows, type LatencyResult, type PathResult, type StreamsResult, type ThroughputResult } from "./proxy/report.ts";
-import { installPortkey, startModelmux, startNodeProxy, startPortkey, startUpstream } from "./proxy/servers.ts";
+import { installPortkey, startModelmux, startNodeProxy, startPortkey, startTcpPipe, startUpstream } from "./proxy/servers.ts";
 
 const list = (name: string, all: readonly string[]) => (process.env[name] ? process.env[name]!.split(",").filter((x) => all.includes(x)) : [...all]);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
@@ -164,6 +165,13 @@ const scenario: Scenario = {
       const routers: Partial<Record<Via, BenchProcess>> = {};
       const servers: Servers = { upstream: upstream.url };
       if (SELECTED_VIAS.includes("direct")) servers.direct = upstream.url;
+      if (SELECTED_VIAS.includes("pipe")) {
+        const pipe = await startTcpPipe(upstream.url);
+        processes.push(pipe);
+        routers.pipe = pipe;
+        servers.pipe = pipe.url;
+        say(`TCP pipe (no HTTP: what one more hop allows) at ${pipe.url}`);
+      }
       if (SELECTED_VIAS.includes("node")) {
         const node = await startNodeProxy(upstream.url);
         processes.push(node);

@@ -1,20 +1,22 @@
 /**
  * What the proxy benchmark sends, per path and per way through: straight to the fake upstream
- * (`direct`), through a Node proxy that only copies bytes (`node`: the same requests as direct),
- * through modelmux, or through Portkey's gateway (routed to the fake upstream with
+ * (`direct`); through the TCP pipe (`pipe`) or the Node proxies (`node`, `json`), all sent the
+ * direct requests; through modelmux; or through Portkey's gateway (routed to the fake upstream with
  * `x-portkey-provider` and `x-portkey-custom-host`, both on 127.0.0.1). Every request of a path
- * asks for the same reply, so the three differ only by the router in between.
+ * asks for the same reply, so the ways differ only by what sits in between.
  */
 import type { RequestSpec } from "./load.ts";
 import { EXPECT } from "./replies.ts";
 
-export type Via = "direct" | "node" | "json" | "modelmux" | "portkey";
+export type Via = "direct" | "pipe" | "node" | "json" | "modelmux" | "portkey";
 /**
+ * `pipe` copies TCP bytes between a client connection and one upstream connection of its own
+ * (`tcp-pipe.ts`): no HTTP at all, the floor of one more hop on this machine.
  * `node` is a Node proxy that only copies bytes (`node-proxy.ts`): the ceiling for any Node router.
  * `json` is the same proxy reading JSON as a router must (`node-proxy.ts --json`): it parses and
  * re-serialises each request and parses each JSON reply; the ceiling for a router that checks them.
  */
-export const VIAS: readonly Via[] = ["direct", "node", "json", "modelmux", "portkey"];
+export const VIAS: readonly Via[] = ["direct", "pipe", "node", "json", "modelmux", "portkey"];
 
 /** How the issue's targets treat a path. */
 export type PathKind = "json" | "pass-through stream" | "translated stream";
@@ -48,6 +50,8 @@ export interface Servers {
   upstream: string;
   /** The upstream again, when direct calls are measured. */
   direct?: string;
+  /** The TCP pipe in front of the upstream. */
+  pipe?: string;
   /** The byte-copying Node proxy in front of the upstream. */
   node?: string;
   /** The JSON-reading Node proxy in front of the upstream. */
@@ -70,8 +74,8 @@ function chatBody(model: string, stream: boolean): string {
 export function requestFor(path: PathSpec, via: Via, servers: Servers): RequestSpec | undefined {
   const base = servers[via];
   if (!base) return undefined;
-  // The Node proxies forward requests as they come: they get the direct ones.
-  if (via === "node" || via === "json") via = "direct";
+  // The pipe and the Node proxies forward requests as they come: they get the direct ones.
+  if (via === "pipe" || via === "node" || via === "json") via = "direct";
   const family = path.name.split("-")[0]!;
   const portkey = (provider: string, key: string) => ({
     ...JSON_TYPE,

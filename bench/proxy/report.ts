@@ -1,6 +1,7 @@
 /**
  * The proxy benchmark's table and the issue's targets. One row per path, way through and load;
  * modelmux's rows carry the targets that apply to them (a missed one is marked ✗) and one verdict.
+ * The pipe's and the Node proxies' own `vs direct` show what the machine leaves to any router.
  * `vs direct`, `vs node` (the byte-copying proxy), `vs json` (the JSON-reading one) and `vs Portkey`
  * compare at 1 connection the added p50 (first byte for a stream) or its ratio, at 50 connections
  * the best req/s.

@@ -1,6 +1,7 @@
 /**
- * Starting the servers of the proxy benchmark, each in its own process: the fake upstream, a Node
- * proxy that only copies bytes (the ceiling), modelmux
+ * Starting the servers of the proxy benchmark, each in its own process: the fake upstream, a TCP
+ * pipe (the floor of one more hop), a Node proxy that only copies bytes (the ceiling of an HTTP
+ * router), modelmux
  * (`modelmux serve` on a generated YAML config, as a user runs it) and Portkey's gateway (installed
  * into `bench/portkey/` on first use; never imported, so a clone without it still type-checks).
  */
@@ -22,6 +23,16 @@ export async function startUpstream(): Promise<BenchProcess> {
   return startProcess({
     name: "fake-upstream",
     args: [...TSX, fileURLToPath(new URL("./fake-upstream.ts", import.meta.url))],
+    stdout: "pipe",
+    ready: async (child) => `http://127.0.0.1:${(await firstJsonLine<{ port: number }>(child)).port}`,
+  });
+}
+
+/** The TCP pipe in front of the upstream: the floor of one more hop (`tcp-pipe.ts`). */
+export async function startTcpPipe(upstream: string): Promise<BenchProcess> {
+  return startProcess({
+    name: "tcp-pipe",
+    args: [...TSX, fileURLToPath(new URL("./tcp-pipe.ts", import.meta.url)), upstream],
     stdout: "pipe",
     ready: async (child) => `http://127.0.0.1:${(await firstJsonLine<{ port: number }>(child)).port}`,
   });

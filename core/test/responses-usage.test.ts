@@ -15,6 +15,16 @@ describe("usageOfResponseText", () => {
     expect(usageOfResponseText(JSON.stringify(response, null, 2))).toEqual(counted);
   });
 
+  it("reads the Response's own usage when an object nested after it has usage-like fields", () => {
+    const nested = { input_tokens: 1, output_tokens: 1, total_tokens: 2 };
+    const later = [
+      { id: "r", usage, output: [{ type: "message", usage: nested, content: [] }] },
+      { id: "r", usage, extra: { usage: nested } },
+      { id: "r", usage, extra: [[{ usage: nested }]], user: "u" },
+    ];
+    for (const response of later) expect(usageOfResponseText(JSON.stringify(response))).toEqual(counted);
+  });
+
   it("gives nothing for a reply without usage, or one that is not JSON", () => {
     expect(usageOfResponseText(JSON.stringify({ id: "r", usage: null }))).toBeUndefined();
     expect(usageOfResponseText("<html>bad gateway</html>")).toBeUndefined();
@@ -30,6 +40,11 @@ describe("usageOfEventData", () => {
       expect(usageOfEventData(JSON.stringify({ sequence_number: 9, response: { usage }, type }))).toEqual(counted);
     }
     expect(usageOfEventData(JSON.stringify({ type: "response.output_text.delta", delta: "x", usage }))).toBeUndefined();
+    // Only the usage of the event's `response` counts, wherever another one sits.
+    const nested = { input_tokens: 1, output_tokens: 1 };
+    expect(usageOfEventData(JSON.stringify({ type: "response.completed", response: { usage, output: [{ usage: nested }] }, sequence_number: 9 }))).toEqual(counted);
+    expect(usageOfEventData(JSON.stringify({ type: "response.completed", response: { id: "r" }, usage: nested }))).toBeUndefined();
+    expect(usageOfEventData(JSON.stringify({ type: "response.completed", response: { usage, metadata: { a: "b" } }, sequence_number: 9 }))).toEqual(counted);
     expect(usageOfEventData("not json")).toBeUndefined();
   });
 });

@@ -2,8 +2,9 @@
  * The token usage of a forwarded responses reply, for rate limits and the access log. A Response
  * object is a few kilobytes (its output, its tools, its settings) and only its `usage` is needed:
  * that object is found from the end of the text (`usage` is among the last keys OpenAI writes;
- * after it come only `user` and the string map `metadata`) and parsed alone. When that does not
- * give a usage (another key order, pretty-printed JSON), the whole text is parsed.
+ * after it come only `user` and the string map `metadata`) and parsed alone, once the text after
+ * it shows that it is the Response's own `usage`, not one nested deeper. When that does not give
+ * a usage (another key order, pretty-printed JSON), the whole text is parsed.
  */
 import type { Usage } from "../types/chat.ts";
 
@@ -24,6 +25,9 @@ const QUOTE = 34;
 const BACKSLASH = 92;
 const OPEN = 123;
 const CLOSE = 125;
+const OPEN_ARRAY = 91;
+const CLOSE_ARRAY = 93;
+const WHITESPACE = /^\s*$/;
 
 /** The index of the `}` that closes the object opening at `start`, or -1. */
 function closingBrace(text: string, start: number): number {
@@ -43,13 +47,37 @@ function closingBrace(text: string, start: number): number {
   return -1;
 }
 
-/** The last `"usage":{…}` object of `text`, parsed, when it is a responses usage. */
-function lastUsageObject(text: string): Usage | undefined {
+/**
+ * Whether, from `from` on, `text` closes exactly `levels` objects or arrays and then ends: what
+ * follows a member of the object `levels - 1` below the outermost one (1: the outermost itself).
+ */
+function endsAfterClosing(text: string, from: number, levels: number): boolean {
+  let depth = 0;
+  for (let i = from; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      for (i++; i < text.length; i++) {
+        const s = text.charCodeAt(i);
+        if (s === BACKSLASH) i++;
+        else if (s === QUOTE) break;
+      }
+    } else if (c === OPEN || c === OPEN_ARRAY) depth++;
+    else if ((c === CLOSE || c === CLOSE_ARRAY) && --depth === -levels) return WHITESPACE.test(text.slice(i + 1));
+  }
+  return false;
+}
+
+/**
+ * The last `"usage":{…}` object of `text`, parsed, when it is a responses usage and a member of
+ * the object `levels - 1` below the outermost one (1: the Response itself; 2: the `response` of
+ * an event).
+ */
+function lastUsageObject(text: string, levels: number): Usage | undefined {
   const key = text.lastIndexOf('"usage":{');
   if (key < 0) return undefined;
   const start = key + 8;
   const end = closingBrace(text, start);
-  if (end < 0) return undefined;
+  if (end < 0 || !endsAfterClosing(text, end + 1, levels)) return undefined;
   try {
     return toChatUsage(JSON.parse(text.slice(start, end + 1)));
   } catch {
@@ -59,7 +87,7 @@ function lastUsageObject(text: string): Usage | undefined {
 
 /** The usage of a Response object's JSON text; undefined for a reply that is not JSON or has none. */
 export function usageOfResponseText(text: string): Usage | undefined {
-  const usage = lastUsageObject(text);
+  const usage = lastUsageObject(text, 1);
   if (usage) return usage;
   try {
     return usageOfResponse(JSON.parse(text));
@@ -75,7 +103,7 @@ const TERMINAL_TYPE = /^\{"type":"response\.(?:completed|incomplete|failed)"/;
 /** The usage of one event's data (JSON), when it is a terminal responses event. */
 export function usageOfEventData(data: string): Usage | undefined {
   if (TERMINAL_TYPE.test(data)) {
-    const usage = lastUsageObject(data);
+    const usage = lastUsageObject(data, 2);
     if (usage) return usage;
   }
   try {

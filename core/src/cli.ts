@@ -8,6 +8,7 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ConfigError } from "./config/config-error.ts";
 import { DEFAULT_CONFIG_PATH, inConfigFile, readConfigFile } from "./config/load-config.ts";
+import { limitHeapGrowth } from "./heap-growth.ts";
 import { CORE_PACKAGE_DIR } from "./package-dir.ts";
 import { createRouter } from "./router.ts";
 import { startServer } from "./server.ts";
@@ -53,6 +54,7 @@ async function check(flag: string | undefined): Promise<void> {
 }
 
 async function serve(values: { config?: string; host?: string; port?: string }): Promise<void> {
+  limitHeapGrowth();
   const { router, path } = await build(values.config);
   const host = values.host ?? router.settings.host;
   const port = values.port === undefined ? router.settings.port : Number(values.port);

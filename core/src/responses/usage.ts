@@ -29,20 +29,22 @@ const OPEN_ARRAY = 91;
 const CLOSE_ARRAY = 93;
 const WHITESPACE = /^\s*$/;
 
-/** The index of the `}` that closes the object opening at `start`, or -1. */
-function closingBrace(text: string, start: number): number {
-  let depth = 0;
-  for (let i = start; i < text.length; i++) {
+/**
+ * Walks `text` from `from` with the nesting depth at 0, strings (escapes included) skipped; the
+ * index of the `}` or `]` that brings the depth to `depth`, or -1.
+ */
+function closingAt(text: string, from: number, depth: number): number {
+  let at = 0;
+  for (let i = from; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === QUOTE) {
-      // Skip the string, escapes included.
       for (i++; i < text.length; i++) {
         const s = text.charCodeAt(i);
         if (s === BACKSLASH) i++;
         else if (s === QUOTE) break;
       }
-    } else if (c === OPEN) depth++;
-    else if (c === CLOSE && --depth === 0) return i;
+    } else if (c === OPEN || c === OPEN_ARRAY) at++;
+    else if ((c === CLOSE || c === CLOSE_ARRAY) && --at === depth) return i;
   }
   return -1;
 }
@@ -52,19 +54,8 @@ function closingBrace(text: string, start: number): number {
  * follows a member of the object `levels - 1` below the outermost one (1: the outermost itself).
  */
 function endsAfterClosing(text: string, from: number, levels: number): boolean {
-  let depth = 0;
-  for (let i = from; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === QUOTE) {
-      for (i++; i < text.length; i++) {
-        const s = text.charCodeAt(i);
-        if (s === BACKSLASH) i++;
-        else if (s === QUOTE) break;
-      }
-    } else if (c === OPEN || c === OPEN_ARRAY) depth++;
-    else if ((c === CLOSE || c === CLOSE_ARRAY) && --depth === -levels) return WHITESPACE.test(text.slice(i + 1));
-  }
-  return false;
+  const last = closingAt(text, from, -levels);
+  return last >= 0 && WHITESPACE.test(text.slice(last + 1));
 }
 
 /**
@@ -76,7 +67,7 @@ function lastUsageObject(text: string, levels: number): Usage | undefined {
   const key = text.lastIndexOf('"usage":{');
   if (key < 0) return undefined;
   const start = key + 8;
-  const end = closingBrace(text, start);
+  const end = closingAt(text, start, 0); // the `}` of the object opening at `start`
   if (end < 0 || !endsAfterClosing(text, end + 1, levels)) return undefined;
   try {
     return toChatUsage(JSON.parse(text.slice(start, end + 1)));

@@ -19,33 +19,28 @@ const LOGS = fileURLToPath(new URL("../results/logs/", import.meta.url));
 /** `node --import tsx <file>`: tsx resolved from the repository, whatever the working directory. */
 const TSX = ["--import", import.meta.resolve("tsx")];
 
-export async function startUpstream(): Promise<BenchProcess> {
+/** Runs one of this folder's scripts that print `{"port": N}` once they listen on 127.0.0.1. */
+function startScript(name: string, script: string, args: string[] = []): Promise<BenchProcess> {
   return startProcess({
-    name: "fake-upstream",
-    args: [...TSX, fileURLToPath(new URL("./fake-upstream.ts", import.meta.url))],
+    name,
+    args: [...TSX, fileURLToPath(new URL(script, import.meta.url)), ...args],
     stdout: "pipe",
     ready: async (child) => `http://127.0.0.1:${(await firstJsonLine<{ port: number }>(child)).port}`,
   });
+}
+
+export function startUpstream(): Promise<BenchProcess> {
+  return startScript("fake-upstream", "./fake-upstream.ts");
 }
 
 /** The TCP pipe in front of the upstream: the floor of one more hop (`tcp-pipe.ts`). */
-export async function startTcpPipe(upstream: string): Promise<BenchProcess> {
-  return startProcess({
-    name: "tcp-pipe",
-    args: [...TSX, fileURLToPath(new URL("./tcp-pipe.ts", import.meta.url)), upstream],
-    stdout: "pipe",
-    ready: async (child) => `http://127.0.0.1:${(await firstJsonLine<{ port: number }>(child)).port}`,
-  });
+export function startTcpPipe(upstream: string): Promise<BenchProcess> {
+  return startScript("tcp-pipe", "./tcp-pipe.ts", [upstream]);
 }
 
 /** The byte-copying Node proxy in front of the upstream: the practical ceiling (`node-proxy.ts`); with `json`, the one that reads JSON. */
-export async function startNodeProxy(upstream: string, json = false): Promise<BenchProcess> {
-  return startProcess({
-    name: json ? "json-proxy" : "node-proxy",
-    args: [...TSX, fileURLToPath(new URL("./node-proxy.ts", import.meta.url)), upstream, ...(json ? ["--json"] : [])],
-    stdout: "pipe",
-    ready: async (child) => `http://127.0.0.1:${(await firstJsonLine<{ port: number }>(child)).port}`,
-  });
+export function startNodeProxy(upstream: string, json = false): Promise<BenchProcess> {
+  return startScript(json ? "json-proxy" : "node-proxy", "./node-proxy.ts", json ? [upstream, "--json"] : [upstream]);
 }
 
 export interface ModelmuxOptions {

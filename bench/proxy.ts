@@ -24,7 +24,8 @@
  * BENCH_SECONDS (3), BENCH_LATENCY_SECONDS (1), BENCH_ROUNDS (3), BENCH_STREAMS (1000, 0 skips);
  * BENCH_LOG_LEVEL (info); BENCH_MODELMUX_ROOT runs the modelmux of another checkout (a worktree of an
  * older commit, for before/after figures); BENCH_NODE_FLAGS adds `node` flags to modelmux's process
- * (e.g. `--max-semi-space-size=4`); BENCH_CPU_PROF=1 (`--cpu-prof`) or BENCH_HEAP_PROF=1 (`proxy/heap-sampler.mjs`)
+ * (e.g. `--max-semi-space-size=4`); BENCH_BEFORE_ROOT adds the `before` way: modelmux of that checkout beside
+ * this one's, in the same rounds, for CPU per request before and after a change in one run; BENCH_CPU_PROF=1 (`--cpu-prof`) or BENCH_HEAP_PROF=1 (`proxy/heap-sampler.mjs`)
  * profile the modelmux process into bench/results/profiles/ (written when it stops);
  * `npx tsx bench/proxy/profile-summary.ts <file>` reads them.
  */
@@ -207,6 +208,14 @@ const scenario: Scenario = {
         routers.modelmux = modelmux;
         servers.modelmux = modelmux.url;
         say(`modelmux at ${modelmux.url} (log ${modelmux.logFile})`);
+      }
+      const beforeRoot = process.env.BENCH_BEFORE_ROOT;
+      if (beforeRoot && SELECTED_VIAS.includes("before")) {
+        const before = await startModelmux({ upstream: upstream.url, responses: true, logLevel: process.env.BENCH_LOG_LEVEL ?? "info", nodeFlags, root: beforeRoot, name: "before" });
+        processes.push(before);
+        routers.before = before;
+        servers.before = before.url;
+        say(`modelmux of ${beforeRoot} (before) at ${before.url}`);
       }
       if (SELECTED_VIAS.includes("portkey")) {
         const problem = await installPortkey();

@@ -8,15 +8,18 @@
 import type { RequestSpec } from "./load.ts";
 import { EXPECT } from "./replies.ts";
 
-export type Via = "direct" | "pipe" | "node" | "json" | "modelmux" | "portkey";
+export type Via = "direct" | "pipe" | "node" | "json" | "modelmux" | "before" | "portkey";
 /**
  * `pipe` copies TCP bytes between a client connection and one upstream connection of its own
  * (`tcp-pipe.ts`): no HTTP at all, the floor of one more hop on this machine.
  * `node` is a Node proxy that only copies bytes (`node-proxy.ts`): the ceiling for any Node router.
  * `json` is the same proxy reading JSON as a router must (`node-proxy.ts --json`): it parses and
  * re-serialises each request and parses each JSON reply; the ceiling for a router that checks them.
+ * `before` is modelmux again, run from another checkout (`BENCH_BEFORE_ROOT`: a worktree of the
+ * commit before a change), sent the same requests in the same rounds: CPU per request before and
+ * after a change, measured in one run. It runs only when that variable is set.
  */
-export const VIAS: readonly Via[] = ["direct", "pipe", "node", "json", "modelmux", "portkey"];
+export const VIAS: readonly Via[] = ["direct", "pipe", "node", "json", "modelmux", "before", "portkey"];
 
 /** How the issue's targets treat a path. */
 export type PathKind = "json" | "pass-through stream" | "translated stream";
@@ -57,6 +60,8 @@ export interface Servers {
   /** The JSON-reading Node proxy in front of the upstream. */
   json?: string;
   modelmux?: string;
+  /** modelmux of the checkout at `BENCH_BEFORE_ROOT`. */
+  before?: string;
   portkey?: string;
 }
 
@@ -76,6 +81,8 @@ export function requestFor(path: PathSpec, via: Via, servers: Servers): RequestS
   if (!base) return undefined;
   // The pipe and the Node proxies forward requests as they come: they get the direct ones.
   if (via === "pipe" || via === "node" || via === "json") via = "direct";
+  // The other checkout's modelmux runs the same config: it gets modelmux's requests.
+  if (via === "before") via = "modelmux";
   const family = path.name.split("-")[0]!;
   const portkey = (provider: string, key: string) => ({
     ...JSON_TYPE,

@@ -141,6 +141,7 @@ function throughputRows(result: PathResult): Row[] {
       "vs json": via === "modelmux" ? ratio(rps("modelmux") / rps("json")) : "",
       "vs Portkey": via === "modelmux" ? ratio(rps("modelmux") / rps("portkey")) : "",
       ...checks.cells(),
+      ...(via === "before" && throughput.has("modelmux") && { note: `modelmux ÷ before: ${ratio(rps("modelmux") / rps("before"))} req/s` }),
     };
   });
 }

@@ -14,7 +14,7 @@ import { ConfigError } from "../core/src/config/config-error.ts";
 import { loadConfigFile, prepareConfig } from "../core/src/config/load-config.ts";
 import { resolveServer } from "../core/src/config/resolve-config.ts";
 import { resolveJwt } from "../core/src/config/resolve-jwt.ts";
-import { resolveOriginPolicy } from "../core/src/config/resolve-public-origin.ts";
+import { resolveOriginPolicy } from "../core/src/config/resolve-origin-policy.ts";
 import { resolveRateLimits } from "../core/src/config/resolve-rate-limits.ts";
 import { parseDuration } from "../core/src/config/units.ts";
 import { startServer } from "../core/src/server.ts";

@@ -10,7 +10,7 @@ import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRouter, type ModelmuxConfig, type Router } from "@modelmux/core";
 import { ConfigError } from "../core/src/config/config-error.ts";
-import { resolveOriginPolicy } from "../core/src/config/resolve-public-origin.ts";
+import { resolveOriginPolicy } from "../core/src/config/resolve-origin-policy.ts";
 import type { Exchange } from "../core/src/http/exchange.ts";
 import { isValidHost, publicOrigin } from "../core/src/http/public-origin.ts";
 import { startServer, type RunningServer } from "../core/src/server.ts";

@@ -10,7 +10,7 @@ import { createAuthenticator, type ApiKeyEntry } from "./auth.ts";
 import { prepareConfig } from "./config/load-config.ts";
 import { resolveAliases, resolveApiKeys, resolveServer, type ServerSettings } from "./config/resolve-config.ts";
 import { resolveJwt } from "./config/resolve-jwt.ts";
-import { resolveOriginPolicy } from "./config/resolve-public-origin.ts";
+import { resolveOriginPolicy } from "./config/resolve-origin-policy.ts";
 import { resolveSwitchedOff } from "./config/resolve-switched-off.ts";
 import { createJwtVerifier } from "./auth/jwt.ts";
 import type { ModelmuxConfig } from "./config/types.ts";

@@ -5,8 +5,7 @@
  * and `X-Forwarded-Proto` / `X-Forwarded-Host` only when the connection comes from an address in
  * `server.trusted_proxies`: anyone else could name any host or scheme with them.
  */
-import type { BlockList } from "node:net";
-import { isIPv6 } from "node:net";
+import { isIPv6, type BlockList } from "node:net";
 import type { Exchange } from "./exchange.ts";
 
 /** How the router's public origin is found: `server.public_url` and `server.trusted_proxies`. */
@@ -57,8 +56,9 @@ function isTrusted(proxies: BlockList, address: string): boolean {
 export function publicOrigin(x: Exchange, policy: OriginPolicy): string {
   if (policy.publicUrl !== undefined) return policy.publicUrl;
   const origin = x.origin;
-  const peer = policy.trustedProxies && x.peerAddress;
-  if (!peer || !isTrusted(policy.trustedProxies!, peer)) return origin;
+  const proxies = policy.trustedProxies;
+  const peer = proxies && x.peerAddress;
+  if (!proxies || !peer || !isTrusted(proxies, peer)) return origin;
   const proto = lastValue(x.header("x-forwarded-proto"))?.toLowerCase();
   const host = lastValue(x.header("x-forwarded-host"));
   const separator = origin.indexOf("://");

@@ -282,7 +282,7 @@ describe("createRouter: resolving the config", () => {
     [
       "an auth.jwt.jwks_url over plain http to another machine",
       { auth: { api_keys: [{ key: TEST_KEY }], jwt: { issuer: "https://idp.test/", audience: "mm", jwks_url: "http://idp.test/jwks" } } },
-      /^auth\.jwt\.jwks_url: must be an https URL \(plain http is allowed only for localhost\)$/,
+      /^auth\.jwt\.jwks_url: must be an https URL \(plain http is allowed only for localhost, 127\.0\.0\.0\/8 and \[::1\]\)$/,
     ],
     ["a storage plugin with a bad option", { storage: { plugin: "provider-echo" } }, /^storage\.plugin: 'provider-echo' is a provider plugin, not a storage plugin/],
     ["a rate_limit.plugin of another kind", { rate_limit: { plugin: "provider-echo" } }, /^rate_limit\.plugin: 'provider-echo' is a provider plugin, not a rate-limit plugin$/],

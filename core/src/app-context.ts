@@ -3,6 +3,7 @@
  */
 import type { ConsolaInstance } from "consola";
 import type { Authenticate } from "./auth.ts";
+import type { OriginPolicy } from "./http/public-origin.ts";
 import type { ImageStore } from "./images/image-store.ts";
 import type { ModelTable } from "./models.ts";
 import type { Provider, Storage } from "./plugin.ts";
@@ -21,6 +22,8 @@ export interface AppContext {
   rateLimits?: RateLimits | undefined;
   /** Generated images kept for their URLs (contract §9). */
   images: ImageStore;
+  /** How the URLs of those images find the router's public origin (`server.public_url`, `server.trusted_proxies`). */
+  originPolicy: OriginPolicy;
   /** Where `/v1/responses` is forwarded (`responses.provider`), or why it is off. */
   responses: ResponsesTarget | { off: string };
 }

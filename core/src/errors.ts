@@ -61,6 +61,18 @@ export function modelNotFound(model: string): ModelmuxError {
   );
 }
 
+/**
+ * 404 for a configured model whose provider is off because a variable of its `requires_env` was
+ * not set when the router started: the message names the variables that turn it on.
+ */
+export function modelSwitchedOff(model: string, provider: string, variables: readonly string[]): ModelmuxError {
+  const names = variables.length > 1 ? `${variables.slice(0, -1).join(", ")} and ${variables.at(-1)}` : (variables[0] ?? "");
+  return new ModelmuxError(
+    `The model '${model}' is off: its provider '${provider}' requires ${names}, not set when the router started. Set ${names} in the router's environment and restart it to use ${model}.`,
+    { status: 404, type: "invalid_request_error", code: "model_not_found", param: "model" },
+  );
+}
+
 /** 404 for an unknown route or an unknown stored object. */
 export function notFound(message: string): ModelmuxError {
   return new ModelmuxError(message, { status: 404, type: "invalid_request_error", code: "not_found" });

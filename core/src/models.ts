@@ -3,7 +3,7 @@
  * instance, its merged capability map, and the aliases that point at it (contract §4).
  */
 import { mergeCapabilities, type Capabilities } from "./capabilities.ts";
-import { modelNotFound } from "./errors.ts";
+import { modelNotFound, modelSwitchedOff } from "./errors.ts";
 import type { Provider } from "./plugin.ts";
 import type { ImageOption } from "./types/images.ts";
 
@@ -27,7 +27,10 @@ export interface ModelEntry {
 export interface ModelTable {
   /** Every model, in config order. */
   readonly entries: readonly ModelEntry[];
-  /** Finds a model by `provider/model` or alias; unknown names get 404 `model_not_found`. */
+  /**
+   * Finds a model by `provider/model` or alias; unknown names get 404 `model_not_found`, and so do
+   * models of a provider that is off, with a message naming the variables that turn it on.
+   */
   resolve(name: string): ModelEntry;
 }
 
@@ -40,8 +43,21 @@ export interface ProviderModels {
   models: Array<{ id: string; capabilities?: Partial<Capabilities> }>;
 }
 
-/** Builds the table. Capabilities layer: base, plugin defaults, provider block, model entry. */
-export function buildModelTable(providers: readonly ProviderModels[], aliases: Readonly<Record<string, string>>): ModelTable {
+/** A configured model (or alias) whose provider is off: its `requires_env` variables that are not set. */
+export interface SwitchedOffModel {
+  provider: string;
+  variables: readonly string[];
+}
+
+/**
+ * Builds the table. Capabilities layer: base, plugin defaults, provider block, model entry.
+ * @param switchedOff Names (`provider/model` and aliases) of the models of providers that are off.
+ */
+export function buildModelTable(
+  providers: readonly ProviderModels[],
+  aliases: Readonly<Record<string, string>>,
+  switchedOff: ReadonlyMap<string, SwitchedOffModel> = new Map(),
+): ModelTable {
   const entries: ModelEntry[] = [];
   const byName = new Map<string, ModelEntry>();
   for (const p of providers) {
@@ -71,8 +87,9 @@ export function buildModelTable(providers: readonly ProviderModels[], aliases: R
     entries,
     resolve(name) {
       const entry = lookup.get(name);
-      if (!entry) throw modelNotFound(name);
-      return entry;
+      if (entry) return entry;
+      const off = switchedOff.get(name);
+      throw off ? modelSwitchedOff(name, off.provider, off.variables) : modelNotFound(name);
     },
   };
 }

@@ -10,6 +10,8 @@ import { createAuthenticator, type ApiKeyEntry } from "./auth.ts";
 import { prepareConfig } from "./config/load-config.ts";
 import { resolveAliases, resolveApiKeys, resolveServer, type ServerSettings } from "./config/resolve-config.ts";
 import { resolveJwt } from "./config/resolve-jwt.ts";
+import { resolveOriginPolicy } from "./config/resolve-origin-policy.ts";
+import { resolveSwitchedOff } from "./config/resolve-switched-off.ts";
 import { createJwtVerifier } from "./auth/jwt.ts";
 import type { ModelmuxConfig } from "./config/types.ts";
 import { createHttpClient, type HttpClient } from "./http-client.ts";
@@ -74,6 +76,7 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
   const settings = resolveServer(checked);
   const { keys, generated } = resolveApiKeys(checked);
   const jwt = resolveJwt(checked);
+  const originPolicy = resolveOriginPolicy(checked);
   const http = options.http ?? createHttpClient();
   const closeHttp = () => (options.http ? Promise.resolve() : http.close());
 
@@ -89,9 +92,10 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
   let responses: AppContext["responses"];
   try {
     responses = resolveResponsesTarget(checked, providers);
-    const { aliases, dropped } = resolveAliases(checked, new Set(providers.map((p) => p.provider)));
+    const served = new Set(providers.map((p) => p.provider));
+    const { aliases, dropped } = resolveAliases(checked, served);
     if (dropped.length > 0) logger.info(`aliases off with their provider: ${dropped.join(", ")}`);
-    models = buildModelTable(providers, aliases);
+    models = buildModelTable(providers, aliases, resolveSwitchedOff(checked, served, env));
     storage = await setupStorage(checked, setupContext);
     rateLimits = await setupRateLimits(checked, setupContext);
   } catch (error) {
@@ -110,6 +114,7 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
     storage,
     rateLimits,
     images: createImageStore({ storage }),
+    originPolicy,
     responses,
   };
   const dispatch = createDispatch(authenticate, createRouteTable(createRoutes(ctx)));

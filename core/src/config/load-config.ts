@@ -4,6 +4,7 @@
  */
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
+import type { ErrorObject } from "ajv";
 import { parseDocument } from "yaml";
 import { CORE_PACKAGE_DIR } from "../package-dir.ts";
 import { createAjv, formatAjvError } from "../validation/ajv.ts";
@@ -29,6 +30,22 @@ function configValidator() {
 }
 
 /**
+ * The rule of each unit type of the schema (`definitions.duration`, `definitions.size`). A unit is
+ * an `anyOf` of a number and a string, so Ajv's first error is one branch's (`must be an integer`
+ * for `30 days`): the whole rule is reported instead.
+ */
+const UNIT_RULES: ReadonlyArray<readonly [schemaPath: string, rule: string]> = [
+  ["#/definitions/duration/", "must be a duration: a number of seconds or a string like 60s, 5m, 12h, 30d (units ms, s, m, h, d)"],
+  ["#/definitions/size/", "must be a size: a number of bytes or a string like 512kb, 10mb, 1gb (units b, kb, mb, gb)"],
+];
+
+function configErrorMessage(error: ErrorObject, config: unknown): string {
+  const { message, param } = formatAjvError(error, undefined, config);
+  const unit = UNIT_RULES.find(([schemaPath]) => error.schemaPath.startsWith(schemaPath));
+  return unit && param ? `${param}: ${unit[1]}` : message;
+}
+
+/**
  * Checks a config object (after substitution) against the schema and returns it typed.
  * @throws ConfigError naming the path, e.g. `providers.openai.models: must NOT have fewer than 1 items`
  */
@@ -36,8 +53,7 @@ export function validateConfig(config: unknown): ModelmuxConfig {
   const validate = configValidator();
   if (!validate(config)) {
     const first = validate.errors?.[0];
-    const { message } = first ? formatAjvError(first, undefined, config) : { message: "invalid config" };
-    throw new ConfigError(message);
+    throw new ConfigError(first ? configErrorMessage(first, config) : "invalid config");
   }
   return config as ModelmuxConfig;
 }

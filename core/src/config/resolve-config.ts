@@ -6,7 +6,7 @@ import { randomBytes } from "node:crypto";
 import type { ApiKeyEntry } from "../auth.ts";
 import { ConfigError } from "./config-error.ts";
 import type { ModelmuxConfig } from "./types.ts";
-import { parseDuration, parseSize } from "./units.ts";
+import { parseSize, parseTimer } from "./units.ts";
 
 export interface ServerSettings {
   host: string;
@@ -21,7 +21,7 @@ export function resolveServer(config: ModelmuxConfig): ServerSettings {
     host: server.host ?? "127.0.0.1",
     port: server.port ?? 8080,
     bodyLimit: parseSize(server.body_limit ?? "10mb"),
-    shutdownTimeoutMs: parseDuration(server.shutdown_timeout ?? "10s"),
+    shutdownTimeoutMs: parseTimer(server.shutdown_timeout ?? "10s", "server.shutdown_timeout"),
   };
 }
 

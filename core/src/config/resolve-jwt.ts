@@ -3,20 +3,30 @@
  * ms, and the JWKS URL checked. Keys are fetched over https; plain http only from this machine
  * (a local identity provider in development and tests), where nobody can swap the keys in transit.
  */
+import { isIPv4 } from "node:net";
 import type { JwtSettings } from "../auth/jwt.ts";
 import { ConfigError } from "./config-error.ts";
 import type { ModelmuxConfig } from "./types.ts";
-import { parseDuration } from "./units.ts";
+import { parseDuration, parseTimer } from "./units.ts";
 
-const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+/**
+ * True for a URL host that can only be this machine: `localhost`, an IPv4 address in 127.0.0.0/8
+ * or `[::1]`. The WHATWG parser has already lower-cased the name and written IP literals in their
+ * canonical form (`0x7f.1` → `127.0.0.1`, `[0:0::1]` → `[::1]`), so exact comparisons suffice; a
+ * name that merely starts with `127.` (`127.evil.example`) is a DNS name like any other.
+ */
+function isLoopbackHost(hostname: string): boolean {
+  if (hostname === "localhost" || hostname === "[::1]") return true;
+  return isIPv4(hostname) && hostname.startsWith("127.");
+}
 
 function jwksUrl(value: string): URL {
   const path = "auth.jwt.jwks_url";
   if (!URL.canParse(value)) throw new ConfigError(`${path}: must be an absolute URL`);
   const url = new URL(value);
   if (url.protocol === "https:") return url;
-  if (url.protocol === "http:" && (LOOPBACK_HOSTS.has(url.hostname) || url.hostname.startsWith("127."))) return url;
-  throw new ConfigError(`${path}: must be an https URL (plain http is allowed only for localhost)`);
+  if (url.protocol === "http:" && isLoopbackHost(url.hostname)) return url;
+  throw new ConfigError(`${path}: must be an https URL (plain http is allowed only for localhost, 127.0.0.0/8 and [::1])`);
 }
 
 export function resolveJwt(config: ModelmuxConfig): JwtSettings | undefined {
@@ -29,7 +39,7 @@ export function resolveJwt(config: ModelmuxConfig): JwtSettings | undefined {
     appClaim: jwt.app_claim ?? "azp",
     developerClaim: jwt.developer_claim ?? "sub",
     clockToleranceS: parseDuration(jwt.clock_tolerance ?? "5s") / 1000,
-    jwksTimeoutMs: parseDuration(jwt.jwks_timeout ?? "5s"),
+    jwksTimeoutMs: parseTimer(jwt.jwks_timeout ?? "5s", "auth.jwt.jwks_timeout"),
     jwksCooldownMs: parseDuration(jwt.jwks_cooldown ?? "30s"),
     jwksCacheMaxAgeMs: parseDuration(jwt.jwks_cache_max_age ?? "10m"),
   };

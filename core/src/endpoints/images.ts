@@ -9,6 +9,7 @@ import { assertImageCapabilities } from "../capabilities.ts";
 import { invalidRequest, notFound, storageFailed } from "../errors.ts";
 import { toUpstreamError } from "../http-client.ts";
 import type { Exchange } from "../http/exchange.ts";
+import { publicOrigin } from "../http/public-origin.ts";
 import { bytesReply, jsonReply, type Reply } from "../http/reply.ts";
 import { IMAGE_FILES_PATH, sniffImageType } from "../images/image-store.ts";
 import { providerCall } from "../provider-call.ts";
@@ -19,7 +20,7 @@ import { readJsonBody } from "../utils/read-body.ts";
 export function createImageHandlers(ctx: AppContext) {
   /** Swaps each base64 image for a URL on this router. */
   async function toUrls(reply: ImagesResponse, x: Exchange): Promise<void> {
-    const origin = x.origin;
+    const origin = publicOrigin(x, ctx.originPolicy);
     for (const item of reply.data) {
       if (item.url || !item.b64_json) continue;
       const data = Buffer.from(item.b64_json, "base64");

@@ -17,8 +17,15 @@ export interface Exchange {
   readonly search: string;
   /** The query, parsed on first use. */
   readonly query: URLSearchParams;
-  /** `http://host[:port]` as the client addressed the router: for URLs in replies (image files). */
+  /**
+   * `scheme://host[:port]` as this connection addressed the router, computed on first use: on
+   * node:http the Host header when it is a plain host[:port] (`isValidHost`), else the connection's
+   * local address; on fetch the request URL's origin. URLs in replies use `publicOrigin(x, policy)`,
+   * which adds `server.public_url` and the forwarded headers of trusted proxies.
+   */
   readonly origin: string;
+  /** The address of the connection's peer (node:http); undefined on fetch, which has none. */
+  readonly peerAddress: string | undefined;
   /** The route's parameters (`:id`), percent-decoded. */
   params: Readonly<Record<string, string>>;
   /** A request header by its lower-case name. */
@@ -74,6 +81,7 @@ export abstract class BaseExchange implements Exchange {
   ) {}
 
   abstract readonly origin: string;
+  abstract readonly peerAddress: string | undefined;
   abstract header(name: string): string | undefined;
   abstract readBody(limit: number): Promise<Buffer>;
 

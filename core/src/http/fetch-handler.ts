@@ -17,17 +17,24 @@ export interface FetchAdapterContext {
 }
 
 class WebExchange extends BaseExchange {
-  readonly origin: string;
-
   constructor(
     readonly request: Request,
-    url: URL,
+    private readonly url: URL,
   ) {
     super(request.method, url.pathname, url.search, requestIdFor(request.headers.get("x-request-id") ?? undefined), performance.now());
-    this.origin = url.origin;
     const signal = request.signal;
     if (signal.aborted) this.abort.abort();
     else signal.addEventListener("abort", () => this.abort.abort(), { once: true });
+  }
+
+  /** The request URL's origin: parsed, so it holds no path or query whatever the Host was. */
+  get origin(): string {
+    return this.url.origin;
+  }
+
+  /** A web `Request` carries no peer address: forwarded headers are never believed here. */
+  get peerAddress(): undefined {
+    return undefined;
   }
 
   header(name: string): string | undefined {

@@ -5,12 +5,14 @@
  * arrived in one upstream read, in one).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { isIPv4, type Socket } from "node:net";
 import type { TLSSocket } from "node:tls";
 import { bodyTooLarge } from "../errors.ts";
 import type { Logger } from "../logger.ts";
 import { logAccess } from "./access-log.ts";
 import { CLIENT_CLOSED, errorReplyOf } from "./error-reply.ts";
 import { BaseExchange, requestIdFor, type Exchange } from "./exchange.ts";
+import { isValidHost } from "./public-origin.ts";
 import { JSON_TYPE, type Reply, type SseReply } from "./reply.ts";
 
 /** What the adapter needs of the router. */
@@ -22,6 +24,14 @@ export interface NodeAdapterContext {
 
 const kExchange = Symbol("modelmux.exchange");
 type TaggedResponse = ServerResponse & { [kExchange]?: NodeExchange };
+
+/** `address:port` the connection was accepted on, as a URL authority (`[::1]:8080`, `127.0.0.1:8080`). */
+function localAuthority(socket: Socket): string {
+  const address = socket.localAddress;
+  if (address === undefined) return "localhost";
+  const plain = address.startsWith("::ffff:") && isIPv4(address.slice(7)) ? address.slice(7) : address;
+  return `${plain.includes(":") ? `[${plain}]` : plain}:${socket.localPort}`;
+}
 
 /** One request on node:http. */
 class NodeExchange extends BaseExchange {
@@ -37,7 +47,14 @@ class NodeExchange extends BaseExchange {
 
   get origin(): string {
     const scheme = (this.req.socket as TLSSocket).encrypted ? "https" : "http";
-    return `${scheme}://${this.req.headers.host ?? "localhost"}`;
+    const host = this.req.headers.host;
+    // A Host that is not a plain host[:port] (`evil.example/phish?x=`) never reaches a URL: the
+    // address the client connected to is used instead, which is this router's own.
+    return `${scheme}://${host !== undefined && isValidHost(host) ? host : localAuthority(this.req.socket)}`;
+  }
+
+  get peerAddress(): string | undefined {
+    return this.req.socket.remoteAddress;
   }
 
   header(name: string): string | undefined {

@@ -5,7 +5,7 @@
 import type { ConsolaInstance } from "consola";
 import { ConfigError } from "../config/config-error.ts";
 import { PROVIDER_CORE_KEYS, type ModelmuxConfig, type ProviderConfig } from "../config/types.ts";
-import { parseDuration } from "../config/units.ts";
+import { parseTimer } from "../config/units.ts";
 import type { HttpClient } from "../http-client.ts";
 import type { ProviderModels } from "../models.ts";
 import type { PluginDefinition, ProviderDefinition } from "../plugin.ts";
@@ -101,7 +101,7 @@ async function setupEach(config: ModelmuxConfig, ctx: SetupContext, providers: P
     providers.push({
       provider: name,
       instance,
-      timeoutMs: block.timeout === undefined ? DEFAULT_TIMEOUT_MS : parseDuration(block.timeout),
+      timeoutMs: block.timeout === undefined ? DEFAULT_TIMEOUT_MS : parseTimer(block.timeout, `${path}.timeout`),
       capabilities: block.capabilities,
       models: block.models.map((m) => (typeof m === "string" ? { id: m } : m)),
     });

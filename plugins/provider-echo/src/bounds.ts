@@ -13,7 +13,7 @@ export const MAX_TEXT_CHARS = 16_384;
 export const MAX_REPLY_CHARS = 131_072;
 
 /** Streamed pieces (content or tool-argument chunks) of one reply, all choices together. */
-export const MAX_STREAM_PIECES = 2_048;
+export const MAX_STREAM_PIECES = 1_024;
 
 /** Items of an array in a schema example, whatever its `minItems`. */
 export const MAX_EXAMPLE_ITEMS = 8;

@@ -125,7 +125,9 @@ function buildObject(schema: JsonObject, b: Build, depth: number): JsonObject {
     if (typeof key !== "string") continue;
     b.budget -= key.length + 4;
     const property = build(own(properties, key), b, depth + 1);
-    Object.defineProperty(value, key, { value: property, enumerable: true, writable: true, configurable: true });
+    // `__proto__` is an own key in JSON; assigned, it would set the prototype instead.
+    if (key === "__proto__") Object.defineProperty(value, key, { value: property, enumerable: true, writable: true, configurable: true });
+    else value[key] = property;
   }
   return value;
 }
@@ -143,7 +145,7 @@ function buildArray(schema: JsonObject, b: Build, depth: number): unknown[] {
 }
 
 function build(schema: unknown, b: Build, depth: number): unknown {
-  if (depth > MAX_EXAMPLE_DEPTH) {
+  if (depth >= MAX_EXAMPLE_DEPTH) {
     b.budget -= 4;
     return null;
   }

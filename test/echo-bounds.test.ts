@@ -35,14 +35,26 @@ for (const transport of TRANSPORTS) {
     });
     afterAll(() => h.close());
 
-    /** Starts `work`, asks `/healthz` while it runs, and returns what `work` gave. */
+    /**
+     * Starts `work` and asks `/healthz` again and again while it runs (a bounded number of times):
+     * every answer must come quickly, so the echo never blocked the router for long.
+     */
     async function whileHealthy<T>(work: () => Promise<T>): Promise<T> {
-      const pending = work();
-      const started = performance.now();
-      const health = await h.request("/healthz");
-      expect(health.status).toBe(200);
-      expect(performance.now() - started).toBeLessThan(HEALTHZ_MS);
-      return pending;
+      let done = false;
+      const pending = work().finally(() => {
+        done = true;
+      });
+      let slowest = 0;
+      for (let i = 0; i < 500 && !done; i++) {
+        const started = performance.now();
+        const health = await h.request("/healthz");
+        expect(health.status).toBe(200);
+        await health.arrayBuffer();
+        slowest = Math.max(slowest, performance.now() - started);
+      }
+      const result = await pending;
+      expect(slowest).toBeLessThan(HEALTHZ_MS);
+      return result;
     }
 
     /** A raw streamed request: its bytes and its `data:` events. */

@@ -71,6 +71,8 @@ export function createImageHandlers(ctx: AppContext) {
         "content-type": image.contentType,
         "content-length": String(image.data.length),
         "cache-control": `private, max-age=${maxAge}`,
+        // The bytes are served as their own type only, never as what a browser guesses from them.
+        "x-content-type-options": "nosniff",
       });
     },
   };

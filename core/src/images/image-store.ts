@@ -19,7 +19,10 @@ export const IMAGE_FILES_PATH = "/files/images";
 export interface ImageStore {
   /** Keeps the image; returns the file name (`<token>.<ext>`) to put in its URL. */
   put(data: Buffer, contentType: string): Promise<string>;
-  /** The image a file name points at, or `undefined` (unknown, expired, malformed). */
+  /**
+   * The image a file name points at, or `undefined` (unknown, expired, malformed, or named with
+   * another extension than its type's: a PNG is served as `.png` only).
+   */
   get(name: string): Promise<StoredImage | undefined>;
 }
 
@@ -32,7 +35,7 @@ export interface ImageStoreOptions {
 }
 
 const EXTENSIONS: Record<string, string> = { "image/png": "png", "image/jpeg": "jpg", "image/webp": "webp", "image/gif": "gif" };
-const FILE_NAME = /^([A-Za-z0-9_-]{32})\.[a-z]{3,4}$/;
+const FILE_NAME = /^([A-Za-z0-9_-]{32})\.([a-z]{3,4})$/;
 
 /** The content type of image bytes, from their signature; PNG when unknown (what providers default to). */
 export function sniffImageType(data: Buffer): string {
@@ -89,7 +92,9 @@ export function createImageStore(options: ImageStoreOptions = {}): ImageStore {
       if (!match) return undefined;
       const image = await backend.getImage(keyOf(match[1]!));
       // A storage without expiry of its own may hand back an old one: the clock decides.
-      return image && image.expiresAt > now() ? image : undefined;
+      if (!image || image.expiresAt <= now()) return undefined;
+      // One URL per image: `<token>.gif` on a PNG would tell a browser or proxy the wrong type.
+      return (EXTENSIONS[image.contentType] ?? "bin") === match[2] ? image : undefined;
     },
   };
 }

@@ -1,12 +1,20 @@
 /**
  * Reads a JSON request body with the checks of contract §7, in this order: 415 for a body that is
  * not declared JSON, 413 for one over `server.body_limit` (from content-length when sent, else
- * while reading), 400 for one that does not parse.
+ * while reading), 400 for one nested deeper than `MAX_BODY_DEPTH` and for one that does not parse.
+ * Every JSON body of every endpoint comes through here, so these checks hold before any other work.
  */
 import { bodyTooLarge, invalidRequest, unsupportedMediaType } from "../errors.ts";
 import type { Exchange } from "../http/exchange.ts";
+import { findExcessNesting, MAX_BODY_DEPTH, nestingPath } from "./json-nesting.ts";
+import { findJsonSyntaxError } from "./json-syntax-error.ts";
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+
+/** A UTF-8 byte order mark: some Windows tools put one before a JSON body (RFC 8259 §8.1 lets a reader ignore it). */
+function bomLength(raw: Buffer): number {
+  return raw.length >= 3 && raw[0] === 0xef && raw[1] === 0xbb && raw[2] === 0xbf ? 3 : 0;
+}
 
 /**
  * Returns the parsed JSON body of a POST.
@@ -18,10 +26,24 @@ export async function readJsonBody(x: Exchange, limit: number): Promise<unknown>
   const declared = x.header("content-length");
   if (declared !== undefined && Number(declared) > limit) throw bodyTooLarge(limit);
   const raw = await x.readBody(limit);
-  if (raw.length === 0) throw invalidRequest("Request body is empty; send a JSON object.", { code: "missing_field", param: null });
+  const start = bomLength(raw);
+  if (raw.length === start) throw invalidRequest("Request body is empty; send a JSON object.", { code: "missing_field", param: null });
+  const excess = findExcessNesting(raw);
+  if (excess >= 0) {
+    const param = nestingPath(raw, excess);
+    const rule = `a request body may nest objects and arrays at most ${MAX_BODY_DEPTH} levels deep`;
+    throw invalidRequest(`${param}: nested too deeply; ${rule} (a JSON Schema can use $defs and $ref instead of nesting).`, {
+      code: "nesting_too_deep",
+      param,
+    });
+  }
+  const text = raw.toString("utf8", start);
   try {
-    return JSON.parse(raw.toString("utf8"));
-  } catch (error) {
-    throw invalidRequest(`Request body is not valid JSON: ${(error as Error).message}`, { code: "invalid_json", param: null });
+    return JSON.parse(text);
+  } catch {
+    // V8's message quotes the body: say where it breaks instead, in our words.
+    const at = findJsonSyntaxError(text);
+    const where = at ? `: ${at.reason} at line ${at.line}, column ${at.column} (character ${at.offset})` : "";
+    throw invalidRequest(`Request body is not valid JSON${where}.`, { code: "invalid_json", param: null });
   }
 }

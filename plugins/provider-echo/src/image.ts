@@ -5,6 +5,8 @@
 import { createHash } from "node:crypto";
 import { crc32, deflateSync } from "node:zlib";
 import type { ImageGenerationRequest, ImageOption, ImagesResponse } from "@modelmux/core";
+import { MAX_TEXT_CHARS } from "./bounds.ts";
+import { cutChars } from "./chars.ts";
 
 const SIDE = 16;
 const SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
@@ -38,9 +40,11 @@ export function generateImages(request: ImageGenerationRequest): ImagesResponse 
   const digest = createHash("sha256").update(request.prompt).digest();
   const png = solidPng([digest[0]!, digest[1]!, digest[2]!]).toString("base64");
   const count = request.n ?? 1;
+  // Like the chat text, the prompt sent back is bounded (`bounds.ts`), once per image.
+  const revised = cutChars(request.prompt, MAX_TEXT_CHARS);
   return {
     created: Math.floor(Date.now() / 1000),
-    data: Array.from({ length: count }, () => ({ b64_json: png, revised_prompt: request.prompt })),
+    data: Array.from({ length: count }, () => ({ b64_json: png, revised_prompt: revised })),
     output_format: "png",
     size: `${SIDE}x${SIDE}`,
   };

@@ -5,6 +5,8 @@
  */
 import { createHash } from "node:crypto";
 import type { ChatMessage, ChatRequest, FinishReason, FunctionTool, ToolCall, Usage } from "@modelmux/core";
+import { choiceChars } from "./bounds.ts";
+import { cutChars } from "./chars.ts";
 import { exampleFromSchema } from "./schema-example.ts";
 import { countTokens, truncateToTokens } from "./tokens.ts";
 
@@ -41,10 +43,40 @@ function messageText(message: ChatMessage): string {
   return [contentText(message.content), ...calls].join("");
 }
 
-/** True when `name` appears in `text` as a whole word, ignoring case. */
-function mentions(text: string, name: string): boolean {
-  const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  return new RegExp(`(?<![A-Za-z0-9_-])${escaped}(?![A-Za-z0-9_-])`, "i").test(text);
+/** Characters a tool name is made of (`functionName` in the core's schema): a mention is a whole run of them. */
+function isNameChar(code: number): boolean {
+  return (code >= 0x30 && code <= 0x39) || (code >= 0x41 && code <= 0x5a) || (code >= 0x61 && code <= 0x7a) || code === 0x5f || code === 0x2d;
+}
+
+/** Tool names are at most this long: longer words cannot be one. */
+const MAX_NAME = 64;
+
+/**
+ * The first tool, in `tools` order, whose name `text` mentions: the name is a whole word of the
+ * text (a run of name characters), ignoring case. One pass over the text, whatever the number of
+ * tools: a long message and many tools cost their sum, not their product.
+ */
+function firstMentioned(tools: FunctionTool[], text: string): FunctionTool | undefined {
+  const order = new Map<string, number>();
+  tools.forEach((tool, index) => {
+    const name = tool.function.name.toLowerCase();
+    if (!order.has(name)) order.set(name, index);
+  });
+  let first = tools.length;
+  for (let i = 0; i < text.length && first > 0; ) {
+    if (!isNameChar(text.charCodeAt(i))) {
+      i++;
+      continue;
+    }
+    let end = i + 1;
+    while (end < text.length && isNameChar(text.charCodeAt(end))) end++;
+    if (end - i <= MAX_NAME) {
+      const index = order.get(text.slice(i, end).toLowerCase());
+      if (index !== undefined && index < first) first = index;
+    }
+    i = end;
+  }
+  return tools[first];
 }
 
 /**
@@ -59,7 +91,7 @@ function chooseTool(request: ChatRequest, last: ChatMessage | undefined): string
   if (tools.length === 0 || choice === "none") return null;
   if (typeof choice === "object") return choice.function.name;
   const text = last?.role === "user" ? contentText(last.content) : "";
-  const mentioned = tools.find((tool) => mentions(text, tool.function.name));
+  const mentioned = firstMentioned(tools, text);
   if (mentioned) return mentioned.function.name;
   return choice === "required" ? (tools[0]?.function.name ?? null) : null;
 }
@@ -90,11 +122,14 @@ function toolCallId(request: ChatRequest, name: string): string {
   return `call_${hash.slice(0, 24)}`;
 }
 
-/** Wraps the reply text as `response_format` asks: `{"echo": text}`, or a value of the given schema. */
-function formatContent(text: string, format: ChatRequest["response_format"]): string {
+/**
+ * Wraps the reply text as `response_format` asks: `{"echo": text}`, or a value of the given schema
+ * of at most `maxChars` characters.
+ */
+function formatContent(text: string, format: ChatRequest["response_format"], maxChars: number): string {
   if (format?.type === "json_schema") {
     const spec = format.json_schema as { schema?: unknown } | undefined;
-    if (spec?.schema !== undefined) return JSON.stringify(exampleFromSchema(spec.schema, text));
+    if (spec?.schema !== undefined) return JSON.stringify(exampleFromSchema(spec.schema, text, maxChars));
   }
   if (format?.type === "json_object" || format?.type === "json_schema") return JSON.stringify({ echo: text });
   return text;
@@ -103,15 +138,16 @@ function formatContent(text: string, format: ChatRequest["response_format"]): st
 /**
  * Applies `max_completion_tokens` (or `max_tokens`) and `stop` like a model that generates left to
  * right: the text is first cut to the token limit; the earliest stop sequence that occurs whole in
- * what is left cuts it there with `stop`; otherwise a cut by the limit finishes with `length`.
+ * what is left cuts it there with `stop`; otherwise a cut by the limit, or by the echo's own bound
+ * (`capped`), finishes with `length`.
  */
-function applyLimits(text: string, request: ChatRequest): { text: string; finishReason: "stop" | "length" } {
+function applyLimits(text: string, request: ChatRequest, capped: boolean): { text: string; finishReason: "stop" | "length" } {
   const maxTokens = request.max_completion_tokens ?? request.max_tokens;
   const window = maxTokens == null ? text : truncateToTokens(text, maxTokens);
   const stops = (typeof request.stop === "string" ? [request.stop] : (request.stop ?? [])).filter((s) => s.length > 0);
   const cut = Math.min(...stops.map((stop) => window.indexOf(stop)).filter((index) => index >= 0));
   if (Number.isFinite(cut)) return { text: window.slice(0, cut), finishReason: "stop" };
-  return { text: window, finishReason: window.length < text.length ? "length" : "stop" };
+  return { text: window, finishReason: capped || window.length < text.length ? "length" : "stop" };
 }
 
 /**
@@ -120,6 +156,7 @@ function applyLimits(text: string, request: ChatRequest): { text: string; finish
  */
 export function planReply(request: ChatRequest, prefix = ""): ReplyPlan {
   const n = Math.max(1, request.n ?? 1);
+  const maxChars = choiceChars(n);
   const promptTokens = request.messages.reduce((sum, message) => sum + countTokens(messageText(message)), 0);
   const usage = (perChoice: number): Usage => ({
     prompt_tokens: promptTokens,
@@ -132,12 +169,18 @@ export function planReply(request: ChatRequest, prefix = ""): ReplyPlan {
   const toolName = chooseTool(request, last);
   if (toolName !== null) {
     const parameters = request.tools?.find((tool) => tool.function.name === toolName)?.function.parameters;
-    const args = JSON.stringify(parameters ? exampleFromSchema(parameters, userText ?? "") : {});
+    const args = JSON.stringify(parameters ? exampleFromSchema(parameters, userText ?? "", maxChars) : {});
     const toolCall: ToolCall = { id: toolCallId(request, toolName), type: "function", function: { name: toolName, arguments: args } };
     return { n, content: null, toolCall, finishReason: "tool_calls", usage: usage(countTokens(toolName + args)) };
   }
 
   const body = last?.role === "tool" ? toolResultsText(request.messages) : (userText ?? NO_USER_MESSAGE_TEXT);
-  const { text, finishReason } = applyLimits(formatContent(prefix + body, request.response_format), request);
+  // The echo's own output limit (`bounds.ts`), applied before formatting so that JSON stays whole:
+  // a cut text finishes with `length`, a JSON value that is whole does not.
+  const full = prefix + body;
+  const echoed = cutChars(full, maxChars);
+  const plainText = request.response_format?.type !== "json_object" && request.response_format?.type !== "json_schema";
+  const content = formatContent(echoed, request.response_format, maxChars);
+  const { text, finishReason } = applyLimits(content, request, plainText && echoed !== full);
   return { n, content: text, toolCall: null, finishReason, usage: usage(countTokens(text)) };
 }

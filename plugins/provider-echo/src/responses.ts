@@ -9,6 +9,8 @@
  */
 import { randomUUID } from "node:crypto";
 import { providerError, replyBody, type ForwardReply, type ForwardRequest } from "@modelmux/core";
+import { MAX_TEXT_CHARS, pieceSize } from "./bounds.ts";
+import { cutChars, splitChars } from "./chars.ts";
 import { countTokens, truncateToTokens } from "./tokens.ts";
 
 type Json = Record<string, unknown>;
@@ -68,7 +70,9 @@ export function createEchoResponses({ name, prefix, chunkSize }: EchoResponsesOp
     if (previous !== null && !kept.has(previous)) throw providerError(name, { status: 400, message: `Previous response with id '${previous}' not found.`, param: "previous_response_id" });
     const full = prefix + lastUserText(items);
     const limit = typeof body.max_output_tokens === "number" ? body.max_output_tokens : undefined;
-    const text = limit === undefined ? full : truncateToTokens(full, limit);
+    // The echo's own output limit (`bounds.ts`) acts like a `max_output_tokens` the model has.
+    const bounded = cutChars(full, MAX_TEXT_CHARS);
+    const text = limit === undefined ? bounded : truncateToTokens(bounded, limit);
     const incomplete = text !== full;
     const inputTokens = items.reduce((sum, item) => sum + countTokens(JSON.stringify(item.content ?? item.output ?? "")), 0);
     const outputTokens = countTokens(text);
@@ -115,9 +119,8 @@ export function createEchoResponses({ name, prefix, chunkSize }: EchoResponsesOp
       sse("response.output_item.added", at({ output_index: 0, item: { ...message, status: "in_progress", content: [] } })),
       sse("response.content_part.added", at({ item_id: messageId, output_index: 0, content_index: 0, part: { type: "output_text", text: "", annotations: [], logprobs: [] } })),
     ];
-    const chars = Array.from(text);
-    for (let i = 0; i < chars.length; i += chunkSize) {
-      events.push(sse("response.output_text.delta", at({ item_id: messageId, output_index: 0, content_index: 0, delta: chars.slice(i, i + chunkSize).join(""), logprobs: [] })));
+    for (const delta of splitChars(text, pieceSize(text.length, chunkSize, 1))) {
+      events.push(sse("response.output_text.delta", at({ item_id: messageId, output_index: 0, content_index: 0, delta, logprobs: [] })));
     }
     events.push(
       sse("response.output_text.done", at({ item_id: messageId, output_index: 0, content_index: 0, text, logprobs: [] })),

@@ -4,11 +4,13 @@
  * one usage chunk with no choices.
  */
 import type { ChatChunkChoice, ChatCompletionChunk } from "@modelmux/core";
+import { pieceSize } from "./bounds.ts";
+import { splitChars } from "./chars.ts";
 import type { ReplyPlan } from "./reply.ts";
 import { serviceTierField, type ReplyMeta } from "./response.ts";
 
 export interface StreamOptions {
-  /** Characters (code points) per content or arguments piece. */
+  /** Characters (code points) per content or arguments piece; more for a long text (`bounds.ts`). */
   chunkSize: number;
   /** Pause between two chunks, in ms. */
   delayMs: number;
@@ -16,12 +18,12 @@ export interface StreamOptions {
   signal: AbortSignal;
 }
 
-/** Splits on code points, so a piece never ends inside a surrogate pair. */
-function pieces(text: string, size: number): string[] {
-  const chars = Array.from(text);
-  const out: string[] = [];
-  for (let i = 0; i < chars.length; i += size) out.push(chars.slice(i, i + size).join(""));
-  return out;
+/**
+ * Splits on code points, so a piece never ends inside a surrogate pair: pieces of `chunkSize`, or
+ * larger ones when the text would otherwise make more than its share of `MAX_STREAM_PIECES`.
+ */
+function pieces(text: string, chunkSize: number, choices: number): string[] {
+  return splitChars(text, pieceSize(text.length, chunkSize, choices));
 }
 
 /**
@@ -51,12 +53,12 @@ function choiceDeltas(plan: ReplyPlan, index: number, chunkSize: number): ChatCh
     // OpenAI's first tool-call chunk carries the role, the call's id and name, and no arguments yet.
     const head = { index: 0, id: call.id, type: "function" as const, function: { name: call.function.name, arguments: "" } };
     deltas.push({ index, delta: { role: "assistant", content: null, tool_calls: [head] }, finish_reason: null });
-    for (const piece of pieces(call.function.arguments, chunkSize)) {
+    for (const piece of pieces(call.function.arguments, chunkSize, plan.n)) {
       deltas.push({ index, delta: { tool_calls: [{ index: 0, function: { arguments: piece } }] }, finish_reason: null });
     }
   } else {
     deltas.push({ index, delta: { role: "assistant", content: "" }, finish_reason: null });
-    for (const piece of pieces(plan.content ?? "", chunkSize)) deltas.push({ index, delta: { content: piece }, finish_reason: null });
+    for (const piece of pieces(plan.content ?? "", chunkSize, plan.n)) deltas.push({ index, delta: { content: piece }, finish_reason: null });
   }
   deltas.push({ index, delta: {}, finish_reason: plan.finishReason });
   return deltas;

@@ -19,6 +19,7 @@ import type { ModelEntry } from "../models.ts";
 import type { ProviderCall, Storage } from "../plugin.ts";
 import { providerCall } from "../provider-call.ts";
 import { acquireRateLimit, settleAfterStream, tokenReservation, type RateLimitGrant } from "../rate-limit/acquire.ts";
+import { ownerOf } from "./stored-completions.ts";
 import type { ChatCompletion, ChatRequest, ChatStreamItem, Usage } from "../types/chat.ts";
 import { readJsonBody } from "../utils/read-body.ts";
 import { SSE_HEADERS } from "../utils/sse-write.ts";
@@ -70,11 +71,21 @@ export function createChatCompletionHandler(ctx: AppContext) {
   };
 }
 
-/** Stores the finished reply; the client hears of success only once it is stored. */
+/**
+ * Stores the finished reply under the caller's app (only that app sees it); the client hears of
+ * success only once it is stored.
+ */
 async function save(chat: ChatCall, completion: ChatCompletion): Promise<void> {
   const { request } = chat;
   try {
-    await chat.storage!.saveCompletion({ completion, messages: request.messages, model: chat.entry.name, metadata: request.metadata ?? {}, createdAt: Date.now() });
+    await chat.storage!.saveCompletion({
+      owner: ownerOf(chat.x),
+      completion,
+      messages: request.messages,
+      model: chat.entry.name,
+      metadata: request.metadata ?? {},
+      createdAt: Date.now(),
+    });
   } catch (error) {
     chat.ctx.logger.error("storing a completion failed", { request_id: chat.x.requestId }, error);
     throw storageFailed(error);

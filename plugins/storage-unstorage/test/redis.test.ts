@@ -27,15 +27,15 @@ describe.skipIf(skip !== undefined)("storage-unstorage on redis", () => {
     const prefix = freshPrefix();
     const before = await redisStorage(prefix);
     const ids = await fill(before, 40, 10);
-    await before.deleteCompletion(ids[3]!);
-    await before.updateMetadata(ids[4]!, { bucket: "x" });
+    await before.deleteCompletion("default", ids[3]!);
+    await before.updateMetadata("default", ids[4]!, { bucket: "x" });
     await before.close?.();
     const after = await redisStorage(prefix);
     const alive = ids.filter((_, i) => i !== 3);
     expect(await listAll(after, { limit: 7 })).toEqual(alive);
     expect(await listAll(after, { order: "desc" })).toEqual([...alive].reverse());
     expect(await listAll(after, { metadata: { bucket: "x" } })).toEqual([ids[4]]);
-    expect(await after.getCompletion(ids[3]!)).toBeUndefined();
+    expect(await after.getCompletion("default", ids[3]!)).toBeUndefined();
     await after.close?.();
   });
 
@@ -61,7 +61,7 @@ describe.skipIf(skip !== undefined)("storage-unstorage on redis", () => {
       for (const query of [{}, { after: ids[1500] }, { metadata: { bucket: "4" } }, { model: "kit/odd", metadata: { bucket: "3" }, after: ids[503] }]) {
         mget.mockClear();
         ranges.mockClear();
-        const page = await storage.listCompletions({ limit: 20, order: "asc", ...query });
+        const page = await storage.listCompletions({ owner: "default", limit: 20, order: "asc", ...query });
         expect(page!.data).toHaveLength(20);
         const fetched = mget.mock.calls.reduce((sum, [keys]) => sum + (keys as unknown as string[]).length, 0);
         expect(fetched).toBeGreaterThanOrEqual(20); // the spies do see the storage's calls
@@ -86,10 +86,10 @@ describe.skipIf(skip !== undefined)("storage-unstorage on redis", () => {
     expect(pttl).toBeLessThanOrEqual(60_000);
     expect(await raw.type(`${prefix}:i:all`)).toBe("zset");
     expect(await raw.type(`${prefix}:i:md:7=8`)).toBe("zset");
-    await storage.updateMetadata("123", { "7": "9" });
+    await storage.updateMetadata("default", "123", { "7": "9" });
     expect(await raw.pttl(`${prefix}:c:123`)).toBeGreaterThan(50_000); // KEEPTTL
     expect(await raw.exists(`${prefix}:i:md:7=8`)).toBe(0); // the old pair's entry left with the update
-    expect(await storage.deleteCompletion("123")).toBe(true);
+    expect(await storage.deleteCompletion("default", "123")).toBe(true);
     expect(await raw.zcard(`${prefix}:i:all`)).toBe(0);
     await storage.close?.();
   });
@@ -97,7 +97,7 @@ describe.skipIf(skip !== undefined)("storage-unstorage on redis", () => {
   test("an unreachable Redis fails fast with the plugin's prefix", async () => {
     const storage = await setupStorage({ driver: "redis", url: "redis://127.0.0.1:1", prefix: freshPrefix() });
     const started = Date.now();
-    await expect(storage.getCompletion("x")).rejects.toThrow(/^\[storage:unstorage\] getCompletion failed/);
+    await expect(storage.getCompletion("default", "x")).rejects.toThrow(/^\[storage:unstorage\] getCompletion failed/);
     expect(Date.now() - started).toBeLessThan(10_000);
     await storage.close?.();
   });

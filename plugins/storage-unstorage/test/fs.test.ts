@@ -237,6 +237,35 @@ describe("storage-unstorage on fs", () => {
     expect(readFileSync(join(base, "modelmux", "c", "123"), "utf8")).toContain('"id":"123"');
   });
 
+  test("another owner's files sit in `o/<owner>/`; the owner `default` keeps the folders from before owners", async () => {
+    const base = freshDir();
+    const storage = await setupStorage({ driver: "fs", base });
+    await storage.saveCompletion(sampleCompletion("c1", { metadata: { k: "v" } }));
+    await storage.saveCompletion(sampleCompletion("c1", { owner: "Team/A", metadata: { k: "v" } }));
+    await storage.close?.();
+    const files = filesUnder(join(base, "modelmux")).filter((file) => !file.endsWith(".tmp")).sort();
+    const layout = ["c/c1", "i/all/0", "i/m/alpha/0", "i/m/kit_2falpha/0", "i/md/k=v/0"];
+    expect(files).toEqual([...layout, ...layout.map((file) => `o/_54eam_2f_41/${file}`)].map((file) => join(...file.split("/"))).sort());
+  });
+
+  test("a record written before owners existed is the owner `default`'s, and only its, after a restart", async () => {
+    const base = freshDir();
+    const before = await setupStorage({ driver: "fs", base });
+    await before.saveCompletion(sampleCompletion("old-1", { metadata: { k: "v" } }));
+    await before.close?.();
+    // The record as it was written before completions had owners: no `owner` in it.
+    const file = join(base, "modelmux", "c", "old-1");
+    const record = JSON.parse(readFileSync(file, "utf8")) as { entry: { owner?: string } };
+    delete record.entry.owner;
+    writeFileSync(file, JSON.stringify(record));
+    const after = await setupStorage({ driver: "fs", base });
+    expect(await after.getCompletion("default", "old-1")).toEqual(sampleCompletion("old-1", { metadata: { k: "v" } }));
+    expect(await listAll(after, { metadata: { k: "v" } })).toEqual(["old-1"]);
+    expect(await after.getCompletion("an-app", "old-1")).toBeUndefined();
+    expect(await listAll(after, { owner: "an-app" })).toEqual([]);
+    await after.close?.();
+  });
+
   test("a page out of 2,000 stored completions reads a few files, not 2,000", async () => {
     const { driver, reads } = countingDriver(atomicFsDriver(freshDir()));
     const storage = createKvStorage({ driver, prefix: "modelmux", ttlMs: undefined, logger: storageContext().logger });

@@ -19,10 +19,10 @@ import type { ModelEntry } from "../models.ts";
 import type { ProviderCall, Storage } from "../plugin.ts";
 import { providerCall } from "../provider-call.ts";
 import { acquireRateLimit, settleAfterStream, tokenReservation, type RateLimitGrant } from "../rate-limit/acquire.ts";
-import { ownerOf } from "./stored-completions.ts";
 import type { ChatCompletion, ChatRequest, ChatStreamItem, Usage } from "../types/chat.ts";
 import { readJsonBody } from "../utils/read-body.ts";
 import { SSE_HEADERS } from "../utils/sse-write.ts";
+import { ownerOf } from "./stored-completions.ts";
 
 /** What both reply paths need; one object instead of a closure per value. */
 interface ChatCall {

@@ -220,7 +220,9 @@ export interface CompletionPage {
  * owner's id behaves exactly like an id never stored. Keep owners apart in the key layout (not by
  * filtering a shared list), so a list stays a walk of one owner's index. The owner comes first in
  * every call, so an older plugin that takes it for the id finds nothing rather than everything.
- * The conformance kit `testStorage` of `@modelmux/core/testing` checks all of this.
+ * Returned completions carry the `owner` they were saved with (`default` for data from before
+ * owners); the core treats one of another owner as not found. The conformance kit `testStorage`
+ * of `@modelmux/core/testing` checks all of this.
  *
  * The core bounds every call by `storage.timeout` and answers `storage_error` when one rejects or
  * takes longer; a plugin should still give its own network calls a timeout shorter than that.

@@ -63,6 +63,7 @@ function storedCompletion(i: number, createdAt: number): StoredCompletion {
   const { model, messages, metadata } = requestOf(i);
   const content = `A model router sends request ${i} to the provider serving ${model} and answers in one format.`;
   return {
+    owner: "default",
     completion: {
       id: `chatcmpl-bench-${randomUUID()}`,
       object: "chat.completion",
@@ -81,12 +82,12 @@ function storedCompletion(i: number, createdAt: number): StoredCompletion {
 /** The list queries timed, given the seeded ids in storing order. */
 function listQueries(ids: string[]): Array<[string, CompletionListQuery]> {
   return [
-    ["first page, asc", { limit: 20, order: "asc" }],
-    ["first page, desc", { limit: 20, order: "desc" }],
-    ["deep page (after the middle), asc", { limit: 20, order: "asc", after: ids[ids.length >> 1] }],
-    ["model=echo/echo-2, desc", { limit: 20, order: "desc", model: "echo/echo-2" }],
-    ["metadata team=team-3, desc", { limit: 20, order: "desc", metadata: { team: "team-3" } }],
-    ["metadata team=team-3 & env=prod, desc", { limit: 20, order: "desc", metadata: { team: "team-3", env: "prod" } }],
+    ["first page, asc", { owner: "default", limit: 20, order: "asc" }],
+    ["first page, desc", { owner: "default", limit: 20, order: "desc" }],
+    ["deep page (after the middle), asc", { owner: "default", limit: 20, order: "asc", after: ids[ids.length >> 1] }],
+    ["model=echo/echo-2, desc", { owner: "default", limit: 20, order: "desc", model: "echo/echo-2" }],
+    ["metadata team=team-3, desc", { owner: "default", limit: 20, order: "desc", metadata: { team: "team-3" } }],
+    ["metadata team=team-3 & env=prod, desc", { owner: "default", limit: 20, order: "desc", metadata: { team: "team-3", env: "prod" } }],
   ];
 }
 

@@ -107,6 +107,54 @@ for (const storage of STORAGES) {
       expect(none.data).toEqual([]);
     });
 
+    it("the model filter takes both the routed `provider/model` and the `model` the stored objects show", async () => {
+      const shown = (await h.openai.chat.completions.retrieve(ids[1]!)).model;
+      expect(shown).toBe("echo-2");
+      const routed: string[] = [];
+      for await (const c of h.openai.chat.completions.list({ model: "echo/echo-2", limit: 4 })) routed.push(c.id);
+      const bare: string[] = [];
+      for await (const c of h.openai.chat.completions.list({ model: shown, limit: 4, metadata: { batch: "b1" } })) bare.push(c.id);
+      expect(bare).toEqual(ids.filter((_, i) => i % 2 === 1));
+      expect(bare).toEqual(routed.filter((id) => ids.includes(id)));
+      const desc = await h.openai.chat.completions.list({ model: "echo-1", order: "desc", limit: 3, metadata: { batch: "b1" } });
+      expect(desc.data.map((c) => c.id)).toEqual(ids.filter((_, i) => i % 2 === 0).reverse().slice(0, 3));
+      expect((await h.openai.chat.completions.list({ model: "echo", metadata: { batch: "b1" } })).data).toEqual([]);
+    });
+
+    it("filters by every metadata key that can be stored: __proto__, constructor, the empty key, a key with a newline", async () => {
+      const odd = JSON.parse('{"__proto__":"p","constructor":"c","":"empty","a\\nb":"nl","toString":"t"}') as Record<string, string>;
+      const created = await h.request("/v1/chat/completions", postJson({ model: "echo/echo-1", store: true, metadata: odd, messages: [{ role: "user", content: "odd keys" }] }));
+      expect(created.status).toBe(200);
+      const id = ((await created.json()) as { id: string }).id;
+      const auth = { headers: { authorization: `Bearer ${h.openai.apiKey}` } };
+      const listed = async (query: string) => {
+        const res = await h.request(`/v1/chat/completions?${query}`, auth);
+        expect(res.status, query).toBe(200);
+        return ((await res.json()) as { data: Array<{ id: string }> }).data.map((c) => c.id);
+      };
+      for (const query of ["metadata[__proto__]=p", "metadata[constructor]=c", "metadata[]=empty", "metadata%5B%5D=empty", "metadata[a%0Ab]=nl", "metadata[toString]=t", "metadata[__proto__]=p&metadata[]=empty&metadata[a%0Ab]=nl"]) {
+        expect(await listed(query), query).toEqual([id]);
+      }
+      for (const query of ["metadata[__proto__]=x", "metadata[]=x", "metadata[a%0Ab]=x", "metadata[constructor]=x", "metadata[__proto__]=p&metadata[n]=1"]) {
+        expect(await listed(query), query).toEqual([]);
+      }
+      // The SDK's own query encoding, for an object whose own keys are these.
+      const sdk = await h.openai.chat.completions.list({ metadata: Object.fromEntries([["__proto__", "p"], ["", "empty"], ["a\nb", "nl"]]) });
+      expect(sdk.data.map((c) => c.id)).toEqual([id]);
+      // What an update stores, a filter finds; what it dropped, no filter finds any more.
+      const renamed = JSON.parse('{"__proto__":"q","":"e2"}') as Record<string, string>;
+      const updated = await h.request(`/v1/chat/completions/${id}`, postJson({ metadata: renamed }));
+      expect(((await updated.json()) as { metadata: unknown }).metadata).toEqual(renamed);
+      expect(await listed("metadata[__proto__]=q&metadata[]=e2")).toEqual([id]);
+      expect(await listed("metadata[__proto__]=p")).toEqual([]);
+      expect(await listed("metadata[a%0Ab]=nl")).toEqual([]);
+      // One key given twice is refused, like every other list parameter.
+      const twice = await h.request("/v1/chat/completions?metadata[k]=1&metadata[k]=2", auth);
+      expect(twice.status).toBe(400);
+      expect(((await twice.json()) as { error: { param: string } }).error.param).toBe("metadata[k]");
+      await h.openai.chat.completions.delete(id);
+    });
+
     it("refuses bad list parameters, naming them", async () => {
       for (const [query, param] of [["limit=101", "limit"], ["limit=-1", "limit"], ["order=sideways", "order"], ["colour=red", "colour"], ["after=nope", "after"]] as const) {
         const res = await h.request(`/v1/chat/completions?${query}`, { headers: { authorization: `Bearer ${h.openai.apiKey}` } });

@@ -137,6 +137,20 @@ export function storageFailed(cause: unknown): ModelmuxError {
   });
 }
 
+/**
+ * 500 when the storage backend failed, or did not answer within `storage.timeout`, on anything
+ * but storing a completion: `what` says what could not be done ("list stored chat completions").
+ * Details go to the log.
+ */
+export function storageUnavailable(what: string, cause: unknown): ModelmuxError {
+  return new ModelmuxError(`Could not ${what}: the storage backend failed or did not answer in time. The request id finds the cause in the router's log.`, {
+    status: 500,
+    type: "api_error",
+    code: "storage_error",
+    cause,
+  });
+}
+
 /** 500 for a bug. The message says so; the cause is logged, never sent. */
 export function internalError(cause?: unknown): ModelmuxError {
   return new ModelmuxError("Internal error in modelmux. This is a bug; the request id identifies it in the router's log.", {

@@ -27,6 +27,7 @@ export type {
   StorageDefinition,
   StoredCompletion,
   CompletionListQuery,
+  CompletionOwner,
   CompletionPage,
   ChatEventStream,
   ForwardCall,

@@ -76,7 +76,7 @@ export interface ModelmuxConfig {
     api_keys: ApiKeyConfig[];
     jwt?: JwtConfig;
   };
-  storage?: PluginBlock & { ttl?: Duration };
+  storage?: PluginBlock & { ttl?: Duration; timeout?: Duration };
   rate_limit?: RateLimitConfig;
   providers: Record<string, ProviderConfig>;
   aliases?: Record<string, string>;

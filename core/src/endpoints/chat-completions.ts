@@ -22,6 +22,7 @@ import { acquireRateLimit, settleAfterStream, tokenReservation, type RateLimitGr
 import type { ChatCompletion, ChatRequest, ChatStreamItem, Usage } from "../types/chat.ts";
 import { readJsonBody } from "../utils/read-body.ts";
 import { SSE_HEADERS } from "../utils/sse-write.ts";
+import { ownerOf } from "./stored-completions.ts";
 
 /** What both reply paths need; one object instead of a closure per value. */
 interface ChatCall {
@@ -70,11 +71,21 @@ export function createChatCompletionHandler(ctx: AppContext) {
   };
 }
 
-/** Stores the finished reply; the client hears of success only once it is stored. */
+/**
+ * Stores the finished reply under the caller's app (only that app sees it); the client hears of
+ * success only once it is stored.
+ */
 async function save(chat: ChatCall, completion: ChatCompletion): Promise<void> {
   const { request } = chat;
   try {
-    await chat.storage!.saveCompletion({ completion, messages: request.messages, model: chat.entry.name, metadata: request.metadata ?? {}, createdAt: Date.now() });
+    await chat.storage!.saveCompletion({
+      owner: ownerOf(chat.x),
+      completion,
+      messages: request.messages,
+      model: chat.entry.name,
+      metadata: request.metadata ?? {},
+      createdAt: Date.now(),
+    });
   } catch (error) {
     chat.ctx.logger.error("storing a completion failed", { request_id: chat.x.requestId }, error);
     throw storageFailed(error);

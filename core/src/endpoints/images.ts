@@ -6,7 +6,7 @@
  */
 import type { AppContext } from "../app-context.ts";
 import { assertImageCapabilities } from "../capabilities.ts";
-import { invalidRequest, notFound, storageFailed } from "../errors.ts";
+import { invalidRequest, notFound, storageFailed, storageUnavailable } from "../errors.ts";
 import { toUpstreamError } from "../http-client.ts";
 import type { Exchange } from "../http/exchange.ts";
 import { publicOrigin } from "../http/public-origin.ts";
@@ -64,7 +64,13 @@ export function createImageHandlers(ctx: AppContext) {
 
     async getImageFile(x: Exchange): Promise<Reply> {
       const name = x.params.name ?? "";
-      const image = await ctx.images.get(name);
+      let image;
+      try {
+        image = await ctx.images.get(name);
+      } catch (error) {
+        ctx.logger.error("reading a generated image failed", { request_id: x.requestId }, error);
+        throw storageUnavailable("read this image", error);
+      }
       if (!image) throw notFound("This image URL is unknown or has expired; generated image URLs stay valid for 60 minutes.");
       const maxAge = Math.max(0, Math.floor((image.expiresAt - Date.now()) / 1000));
       return bytesReply(x.method === "HEAD" ? null : image.data, {

@@ -1,13 +1,18 @@
 /**
  * The stored-completion endpoints (contract §8): list, get, update metadata, delete, and the
  * messages of one completion. All of them need a `storage` plugin.
+ *
+ * Stored completions belong to the caller's app (`Principal.app`: the API key's `app`, `default`
+ * for a key without one, or an identity-provider token's app claim); every storage call names it
+ * as the owner, so another app's completion is answered exactly as an id never stored (README,
+ * "Stored chat completions"). A storage call that fails or runs out of time is `storage_error`.
  */
 import type { AppContext } from "../app-context.ts";
 import { completionView, messageView } from "../chat/stored-view.ts";
-import { invalidRequest, notFound } from "../errors.ts";
+import { invalidRequest, notFound, storageUnavailable } from "../errors.ts";
 import type { Exchange } from "../http/exchange.ts";
 import { jsonReply, type Reply } from "../http/reply.ts";
-import type { Storage, StoredCompletion } from "../plugin.ts";
+import type { CompletionOwner, Storage, StoredCompletion } from "../plugin.ts";
 import { readJsonBody } from "../utils/read-body.ts";
 import { parseCompletionsQuery, parseListQuery } from "../utils/list-query.ts";
 
@@ -18,55 +23,76 @@ function storageOf(ctx: AppContext): Storage {
   return ctx.storage;
 }
 
+/**
+ * The app whose completions this request sees. Authentication sets the principal on every `/v1/`
+ * path; `default` is the app of a key without one, as for rate limits.
+ */
+export function ownerOf(x: Exchange): CompletionOwner {
+  return x.principal?.app ?? "default";
+}
+
 function idOf(x: Exchange): string {
   return x.params.id ?? "";
 }
 
-async function findCompletion(storage: Storage, id: string): Promise<StoredCompletion> {
-  const entry = await storage.getCompletion(id);
-  if (!entry) throw notFound(`No stored chat completion with id '${id}'.`);
-  return entry;
-}
-
-function listEnvelope<T extends { id: string }>(data: T[], hasMore: boolean) {
-  return { object: "list" as const, data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: hasMore };
-}
+const unknownId = (id: string) => notFound(`No stored chat completion with id '${id}'.`);
 
 export function createStoredCompletionHandlers(ctx: AppContext) {
+  /** Waits for a storage call; its failure (or timeout) is logged and becomes `storage_error`. */
+  async function fromStorage<T>(x: Exchange, what: string, pending: Promise<T>): Promise<T> {
+    try {
+      return await pending;
+    } catch (error) {
+      ctx.logger.error(`storage: could not ${what}`, { request_id: x.requestId }, error);
+      throw storageUnavailable(what, error);
+    }
+  }
+
+  async function findCompletion(x: Exchange, storage: Storage, id: string): Promise<StoredCompletion> {
+    const owner = ownerOf(x);
+    const entry = await fromStorage(x, "read this stored chat completion", storage.getCompletion(owner, id));
+    // The plugin keeps owners apart; checking the answer as well costs one comparison.
+    if (!entry || entry.owner !== owner) throw unknownId(id);
+    return entry;
+  }
+
   return {
     async listCompletions(x: Exchange): Promise<Reply> {
       const storage = storageOf(ctx);
       const query = parseCompletionsQuery(x.query);
+      const owner = ownerOf(x);
       // A page of 0 still says whether anything matches.
-      const page = await storage.listCompletions({ ...query, limit: Math.max(1, query.limit) });
+      const page = await fromStorage(x, "list stored chat completions", storage.listCompletions({ ...query, owner, limit: Math.max(1, query.limit) }));
       if (!page) throw invalidRequest(`after: no stored chat completion with id '${query.after}'`, { param: "after" });
-      const data = query.limit === 0 ? [] : page.data.map(completionView);
-      return jsonReply(listEnvelope(data, query.limit === 0 ? page.data.length > 0 : page.hasMore));
+      const own = page.data.filter((entry) => entry.owner === owner);
+      const data = query.limit === 0 ? [] : own.map(completionView);
+      return jsonReply(listEnvelope(data, query.limit === 0 ? own.length > 0 : page.hasMore));
     },
 
     async getCompletion(x: Exchange): Promise<Reply> {
-      return jsonReply(completionView(await findCompletion(storageOf(ctx), idOf(x))));
+      return jsonReply(completionView(await findCompletion(x, storageOf(ctx), idOf(x))));
     },
 
     async updateCompletion(x: Exchange): Promise<Reply> {
       const storage = storageOf(ctx);
       const id = idOf(x);
       const { metadata } = ctx.validators.metadataUpdate(await readJsonBody(x, ctx.bodyLimit));
-      const updated = await storage.updateMetadata(id, metadata ?? {});
-      if (!updated) throw notFound(`No stored chat completion with id '${id}'.`);
+      const updated = await fromStorage(x, "update this stored chat completion", storage.updateMetadata(ownerOf(x), id, metadata ?? {}));
+      if (!updated) throw unknownId(id);
       return jsonReply(completionView(updated));
     },
 
     async deleteCompletion(x: Exchange): Promise<Reply> {
       const id = idOf(x);
-      if (!(await storageOf(ctx).deleteCompletion(id))) throw notFound(`No stored chat completion with id '${id}'.`);
+      const storage = storageOf(ctx);
+      if (!(await fromStorage(x, "delete this stored chat completion", storage.deleteCompletion(ownerOf(x), id)))) throw unknownId(id);
       return jsonReply({ id, object: "chat.completion.deleted", deleted: true });
     },
 
     async listMessages(x: Exchange): Promise<Reply> {
       const storage = storageOf(ctx);
       const query = parseListQuery(x.query);
-      const entry = await findCompletion(storage, idOf(x));
+      const entry = await findCompletion(x, storage, idOf(x));
       const all = entry.messages.map((message, i) => messageView(entry.completion.id, message, i));
       if (query.order === "desc") all.reverse();
       let start = 0;
@@ -78,4 +104,8 @@ export function createStoredCompletionHandlers(ctx: AppContext) {
       return jsonReply(listEnvelope(data, start + query.limit < all.length));
     },
   };
+}
+
+function listEnvelope<T extends { id: string }>(data: T[], hasMore: boolean) {
+  return { object: "list" as const, data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: hasMore };
 }

@@ -1,6 +1,7 @@
 /**
  * Loads and sets up the storage plugin of `storage` (contract §3, §8), once, before the server
- * starts. No `storage` block: stored completions are off.
+ * starts. No `storage` block: stored completions are off. Every call the core makes to it is
+ * bounded by `storage.timeout` (`storage-timeout.ts`).
  */
 import { ConfigError } from "../config/config-error.ts";
 import type { ModelmuxConfig } from "../config/types.ts";
@@ -8,6 +9,7 @@ import { parseDuration } from "../config/units.ts";
 import type { Storage, StorageDefinition } from "../plugin.ts";
 import { loadPlugin } from "./load-plugin.ts";
 import { validatePluginOptions, type SetupContext } from "./setup-providers.ts";
+import { boundStorage, DEFAULT_STORAGE_TIMEOUT_MS } from "./storage-timeout.ts";
 
 export async function setupStorage(config: ModelmuxConfig, ctx: SetupContext): Promise<Storage | undefined> {
   const block = config.storage;
@@ -16,8 +18,10 @@ export async function setupStorage(config: ModelmuxConfig, ctx: SetupContext): P
   if (given && given.kind !== "storage") throw new ConfigError(`storage.plugin: '${block.plugin}' is not a storage plugin`);
   const definition = (given as StorageDefinition<never> | undefined) ?? (await loadPlugin(block.plugin, "storage", "storage.plugin", ctx.baseDir));
   const options = validatePluginOptions(definition, block.options ?? {}, "storage.options");
+  const timeoutMs = block.timeout === undefined ? DEFAULT_STORAGE_TIMEOUT_MS : parseDuration(block.timeout);
+  let storage: Storage;
   try {
-    return await definition.setup(options as never, {
+    storage = await definition.setup(options as never, {
       name: "storage",
       logger: ctx.logger.withTag(`storage:${definition.name}`),
       http: ctx.http,
@@ -26,4 +30,6 @@ export async function setupStorage(config: ModelmuxConfig, ctx: SetupContext): P
   } catch (error) {
     throw new ConfigError(`storage: plugin '${definition.name}' failed to start: ${(error as Error).message}`, { cause: error });
   }
+  // 0 turns the bound off; a timer cannot wait longer than 2^31-1 ms (it would fire at once).
+  return timeoutMs === 0 ? storage : boundStorage(storage, Math.min(timeoutMs, 2 ** 31 - 1));
 }

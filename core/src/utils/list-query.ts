@@ -2,6 +2,10 @@
  * Query strings of the list endpoints (contract §8): `after`, `limit` (default 20, 0 to 100),
  * `order` (`asc` default, or `desc`), and for completions `model` and `metadata[key]=value`.
  * Unknown parameters are refused, naming them, like unknown body fields.
+ *
+ * A metadata key is whatever sits between `metadata[` and the last `]`, any string an update may
+ * store: `""`, `__proto__`, a key with a line break. The pairs go into a null-prototype object, so
+ * no key can reach `Object.prototype` (or become one), and the storage sees each as an own key.
  */
 import { invalidRequest } from "../errors.ts";
 
@@ -13,10 +17,12 @@ export interface ListQuery {
 
 export interface CompletionsQuery extends ListQuery {
   model?: string;
+  /** A null-prototype object: read it with `Object.entries`/`Object.hasOwn` only. */
   metadata?: Record<string, string>;
 }
 
-const METADATA_PARAM = /^metadata\[(.+)\]$/;
+// `[^]` and not `.`: a key may hold a line break; `*`: the empty key is a key.
+const METADATA_PARAM = /^metadata\[([^]*)\]$/;
 
 function parseCommon(params: URLSearchParams, key: string, value: string, into: ListQuery): boolean {
   if (key === "after") {
@@ -39,6 +45,11 @@ function unknown(key: string): never {
   throw invalidRequest(`${key}: is not a known query parameter`, { code: "unknown_field", param: key });
 }
 
+function addPair(metadata: Record<string, string>, param: string, key: string, value: string): void {
+  if (Object.hasOwn(metadata, key)) throw invalidRequest(`${param}: must be given once`, { param });
+  metadata[key] = value;
+}
+
 /** The messages list's query. */
 export function parseListQuery(params: URLSearchParams): ListQuery {
   const query: ListQuery = { limit: 20, order: "asc" };
@@ -53,7 +64,7 @@ export function parseCompletionsQuery(params: URLSearchParams): CompletionsQuery
     if (parseCommon(params, key, value, query)) continue;
     const pair = METADATA_PARAM.exec(key);
     if (key === "model") query.model = value;
-    else if (pair) (query.metadata ??= {})[pair[1]!] = value;
+    else if (pair) addPair((query.metadata ??= Object.create(null) as Record<string, string>), key, pair[1]!, value);
     else unknown(key);
   }
   return query;

@@ -13,7 +13,7 @@ import { defineStorage, type JsonSchema, type Storage } from "@modelmux/core";
 import memoryDriver from "unstorage/drivers/memory";
 import { atomicFsDriver } from "./atomic-fs.ts";
 import { createKvStorage } from "./kv-storage.ts";
-import { createRedisStorage } from "./redis-storage.ts";
+import { createRedisStorage, DEFAULT_COMMAND_TIMEOUT_MS } from "./redis-storage.ts";
 
 /** The keys of `storage.options` with `plugin: storage-unstorage`. */
 export interface UnstorageOptions {
@@ -25,6 +25,8 @@ export interface UnstorageOptions {
   url?: string;
   /** Prefix of every key (a sub-directory on fs), so several routers can share one Redis. Default `modelmux`. */
   prefix?: string;
+  /** redis: ms a command may wait for Redis (while reconnecting too) before its request gets `storage_error`. Default 1000. */
+  command_timeout_ms?: number;
 }
 
 /** The JSON Schema the core validates `UnstorageOptions` with when the plugin loads. */
@@ -37,6 +39,12 @@ export const optionsSchema: JsonSchema = {
     base: { type: "string", minLength: 1, default: "./.modelmux/data", description: "fs: the data directory." },
     url: { type: "string", pattern: "^rediss?://", default: "redis://127.0.0.1:6379", description: "redis: the connection URL." },
     prefix: { type: "string", minLength: 1, pattern: "^[^*?\\[\\]\\s]+$", default: "modelmux", description: "Prefix of every key." },
+    command_timeout_ms: {
+      type: "integer",
+      minimum: 1,
+      default: DEFAULT_COMMAND_TIMEOUT_MS,
+      description: "redis: ms a command may wait for Redis (queued while reconnecting too) before the request fails with storage_error.",
+    },
   },
 };
 
@@ -44,7 +52,7 @@ export default defineStorage<UnstorageOptions>({
   name: "unstorage",
   optionsSchema,
   setup(options, ctx): Storage {
-    const { driver, base = "./.modelmux/data", url = "redis://127.0.0.1:6379", prefix = "modelmux" } = options;
+    const { driver, base = "./.modelmux/data", url = "redis://127.0.0.1:6379", prefix = "modelmux", command_timeout_ms: commandTimeoutMs } = options;
     const common = { prefix, ttlMs: ctx.ttlMs, logger: ctx.logger };
     switch (driver) {
       case "memory":
@@ -52,7 +60,7 @@ export default defineStorage<UnstorageOptions>({
       case "fs":
         return createKvStorage({ driver: atomicFsDriver(base), ...common });
       case "redis":
-        return createRedisStorage({ url, ...common });
+        return createRedisStorage({ url, commandTimeoutMs, ...common });
     }
   },
 });

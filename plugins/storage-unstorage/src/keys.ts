@@ -7,6 +7,7 @@
  * the list orders them and the id is whatever follows the space, whatever characters it contains.
  */
 import { createHash, randomBytes } from "node:crypto";
+import type { StoredCompletion } from "@modelmux/core";
 
 const TIME_DIGITS = 15;
 const SEQ_DIGITS = 10;
@@ -79,23 +80,48 @@ export function keySegment(text: string): string {
   return out.length > MAX_SEGMENT ? `_h${createHash("sha256").update(text).digest("hex")}` : out;
 }
 
-/** The index names a completion belongs to: all, its model, each metadata pair. */
+/** The owner whose completions keep the layout of the time before owners (see README.md). */
+export const LEGACY_OWNER = "default";
+
+/** The index names a completion belongs to: all, its models, each metadata pair. */
 export interface IndexNames {
   all: string;
   model(model: string): string;
   pair(key: string, value: string): string;
 }
 
-/** Index names as unstorage key segments (memory, fs). */
-export const kvIndexNames: IndexNames = {
-  all: "all",
-  model: (model) => `m:${keySegment(model)}`,
-  // keySegment escapes "=", so the pair ("a=b", "c") never meets ("a", "b=c"); two segments of at
-  // most 130 characters keep the name under a file name's 255 bytes.
-  pair: (key, value) => `md:${keySegment(key)}=${keySegment(value)}`,
-};
+/**
+ * The key prefix of one owner's records and indexes on memory and fs: none for `default`, so
+ * what was stored before owners existed stays where it was; `o:<owner>:` for any other, which no
+ * key of the legacy layout starts with (those start with `c:`, `i:` or `img:`). keySegment never
+ * writes `:`, so the owner's part ends at the first one.
+ */
+export function kvOwnerBase(owner: string): string {
+  return owner === LEGACY_OWNER ? "" : `o:${keySegment(owner)}:`;
+}
 
-/** Every index a completion with this model and metadata belongs to. */
-export function indexesOf(names: IndexNames, model: string, metadata: Record<string, string>): string[] {
-  return [names.all, names.model(model), ...Object.entries(metadata).map(([key, value]) => names.pair(key, value))];
+/** One owner's index names as unstorage key prefixes (memory, fs): `i:all`, `i:m:<model>`, `i:md:<key>=<value>`. */
+export function kvIndexNames(owner: string): IndexNames {
+  const base = `${kvOwnerBase(owner)}i:`;
+  return {
+    all: `${base}all`,
+    model: (model) => `${base}m:${keySegment(model)}`,
+    // keySegment escapes "=", so the pair ("a=b", "c") never meets ("a", "b=c"); two segments of at
+    // most 130 characters keep the name under a file name's 255 bytes.
+    pair: (key, value) => `${base}md:${keySegment(key)}=${keySegment(value)}`,
+  };
+}
+
+/**
+ * The models a completion is listed under: the routed `provider/model` and the name the stored
+ * object shows (`completion.model`), so the list's `model` filter finds it by either.
+ */
+export function modelsOf(entry: StoredCompletion): string[] {
+  const shown = entry.completion.model;
+  return typeof shown === "string" && shown !== entry.model ? [entry.model, shown] : [entry.model];
+}
+
+/** Every index a completion belongs to. */
+export function indexesOf(names: IndexNames, entry: StoredCompletion): string[] {
+  return [names.all, ...modelsOf(entry).map(names.model), ...Object.entries(entry.metadata).map(([key, value]) => names.pair(key, value))];
 }

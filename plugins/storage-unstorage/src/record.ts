@@ -3,7 +3,7 @@
  * the truth; index entries are hints, and every entry read from an index is checked against it.
  */
 import type { CompletionListQuery, StoredCompletion } from "@modelmux/core";
-import { parseEntry } from "./keys.ts";
+import { LEGACY_OWNER, parseEntry } from "./keys.ts";
 
 /** What is kept under a record key, as JSON text. */
 export interface StoredRecord {
@@ -21,7 +21,10 @@ export interface StoredRecord {
 export function decodeRecord(text: unknown): StoredRecord | undefined {
   if (typeof text !== "string" || text.length === 0) return undefined;
   const record = JSON.parse(text) as StoredRecord;
-  return record?.v === 1 ? record : undefined;
+  if (record?.v !== 1) return undefined;
+  // Records written before completions had owners sit in the `default` owner's layout.
+  record.entry.owner ??= LEGACY_OWNER;
+  return record;
 }
 
 export function encodeRecord(record: StoredRecord): string {
@@ -40,11 +43,22 @@ export function isCurrent(record: StoredRecord | undefined, entry: string): reco
   return record.orderKey === orderKey && record.entry.completion.id === id;
 }
 
-/** True when the record passes the query's `model` and every `metadata` pair. */
-export function matchesQuery(record: StoredRecord, query: Pick<CompletionListQuery, "model" | "metadata">): boolean {
-  if (query.model !== undefined && record.entry.model !== query.model) return false;
+/**
+ * True when the record is the query owner's and passes its `model` (the routed name or the one
+ * the completion shows) and every `metadata` pair.
+ */
+export function matchesQuery(record: StoredRecord, query: Pick<CompletionListQuery, "owner" | "model" | "metadata">): boolean {
+  const { entry } = record;
+  if (entry.owner !== query.owner) return false;
+  if (query.model !== undefined && entry.model !== query.model && entry.completion.model !== query.model) return false;
+  // Own keys only: a key such as `__proto__` or `constructor` must not read the prototype.
   for (const [key, value] of Object.entries(query.metadata ?? {})) {
-    if (!Object.hasOwn(record.entry.metadata, key) || record.entry.metadata[key] !== value) return false;
+    if (!Object.hasOwn(entry.metadata, key) || entry.metadata[key] !== value) return false;
   }
   return true;
+}
+
+/** True when the record is the completion `id` of `owner` (a hashed or lossy key could be shared). */
+export function isRecordOf(record: StoredRecord | undefined, owner: string, id: string): record is StoredRecord {
+  return record !== undefined && record.entry.completion.id === id && record.entry.owner === owner;
 }

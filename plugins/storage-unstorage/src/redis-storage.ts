@@ -4,28 +4,37 @@
  * (`getInstance()`), because the layout needs what unstorage's key-value API lacks: TTLs in ms,
  * sorted sets, and MULTI. This driver-specific index is what the issue allows for.
  *
- * - `<prefix>:c:<id>`: the record, JSON text, with a native `PX` expiry under `storage.ttl`.
- * - `<prefix>:i:all`, `<prefix>:i:m:<model>`, `<prefix>:i:md:<key>=<value>`: sorted sets whose
- *   members are index entries (`<order key> <id>`), all with score 0, so ZRANGEBYLEX walks them in
- *   list order from any cursor in O(log n + page).
+ * Every key of one owner (the app that stored the completion) starts with its base: `<prefix>:`
+ * for the owner `default` (the layout from before owners, so its data stays readable), and
+ * `<prefix>:o:<owner>:` for any other, with `%` and `:` in the owner written `%25`, `%3A`.
+ * - `<base>c:<id>`: the record, JSON text, with a native `PX` expiry under `storage.ttl`.
+ * - `<base>i:all`, `<base>i:m:<model>`, `<base>i:md:<key>=<value>`: sorted sets whose members are
+ *   index entries (`<order key> <id>`), all with score 0, so ZRANGEBYLEX walks them in list order
+ *   from any cursor in O(log n + page).
  * Every write is one MULTI: a reader sees a save, an update or a delete whole or not at all, and
- * two instances never lose each other's index entries.
+ * two instances never lose each other's index entries. Every command has a timeout
+ * (`command_timeout_ms`): a stalled Redis fails a request in about that long, never holds it.
  */
-import type { CompletionPage, PluginContext, Storage } from "@modelmux/core";
+import type { CompletionOwner, CompletionPage, PluginContext, Storage } from "@modelmux/core";
 import type { ChainableCommander, Redis } from "ioredis";
 import redisDriver from "unstorage/drivers/redis";
 import { guarded, storageError } from "./errors.ts";
 import { redisImages } from "./images.ts";
-import { indexEntry, indexesOf, nextOrderKey, ttlCutoff, type IndexNames } from "./keys.ts";
+import { indexEntry, indexesOf, LEGACY_OWNER, nextOrderKey, ttlCutoff, type IndexNames } from "./keys.ts";
 import { collectPage, cursorEntry, type EntrySource } from "./page.ts";
-import { decodeRecord, encodeRecord, isCurrent, isExpired, matchesQuery, type StoredRecord } from "./record.ts";
+import { decodeRecord, encodeRecord, isCurrent, isExpired, isRecordOf, matchesQuery, type StoredRecord } from "./record.ts";
 
 export interface RedisStorageOptions {
   url: string;
   prefix: string;
   ttlMs: number | undefined;
   logger: Pick<PluginContext["logger"], "warn">;
+  /** Ms a command may wait for Redis's answer (queued while reconnecting included). Default 1000. */
+  commandTimeoutMs?: number;
 }
+
+/** `command_timeout_ms` when the options set none: the Redis rate limiter's default too. */
+export const DEFAULT_COMMAND_TIMEOUT_MS = 1_000;
 
 /** Runs a MULTI; throws the first failed command's error. */
 async function execute(multi: ChainableCommander): Promise<unknown[]> {
@@ -37,9 +46,22 @@ async function execute(multi: ChainableCommander): Promise<unknown[]> {
 }
 
 /** A `Storage` on Redis. Nothing connects until the first call. */
-export function createRedisStorage({ url, prefix, ttlMs, logger }: RedisStorageOptions): Storage {
-  // Few retries per command: a request waiting on a dead Redis fails in about a second, not minutes.
-  const driver = redisDriver({ url, maxRetriesPerRequest: 2, connectTimeout: 5_000 });
+export function createRedisStorage({ url, prefix, ttlMs, logger, commandTimeoutMs = DEFAULT_COMMAND_TIMEOUT_MS }: RedisStorageOptions): Storage {
+  const driver = redisDriver({
+    url,
+    // Few retries per command: a request waiting on a dead Redis fails in about a second, not minutes.
+    maxRetriesPerRequest: 2,
+    connectTimeout: 5_000,
+    // Every command, also one queued while the connection is down, fails after this long.
+    commandTimeout: commandTimeoutMs,
+    // A connection that got no byte back for this long while commands wait is dropped and made
+    // again: a half-open connection (a peer or path gone silent) would otherwise fail every
+    // command, one timeout at a time, until TCP itself gives up many minutes later.
+    socketTimeout: commandTimeoutMs,
+    // A command its caller was already told had failed (timed out) must not run later, on a new
+    // connection, behind the caller's back.
+    autoResendUnfulfilledCommands: false,
+  });
   let client: Redis | undefined;
   let reportedDown = false;
   // Logs name the server, never the URL's password. (The core's logger is tagged already.)
@@ -56,22 +78,28 @@ export function createRedisStorage({ url, prefix, ttlMs, logger }: RedisStorageO
     return client;
   };
 
-  // Redis keys take any bytes; only "=" (and "%", the escape) are escaped, so the pair ("a=b", "c")
-  // never shares a key with ("a", "b=c").
-  const escape = (text: string) => text.replace(/[%=]/g, (char) => (char === "%" ? "%25" : "%3D"));
-  const names: IndexNames = {
-    all: `${prefix}:i:all`,
-    model: (model) => `${prefix}:i:m:${model}`,
-    pair: (key, value) => `${prefix}:i:md:${escape(key)}=${escape(value)}`,
+  // Redis keys take any bytes; only "=" (and "%", the escape) are escaped in a pair, so the pair
+  // ("a=b", "c") never shares a key with ("a", "b=c"); ":" (and "%") in an owner, so the owner's
+  // part of a key ends at its first ":".
+  const escapePair = (text: string) => text.replace(/[%=]/g, (char) => (char === "%" ? "%25" : "%3D"));
+  const escapeOwner = (text: string) => text.replace(/[%:]/g, (char) => (char === "%" ? "%25" : "%3A"));
+  const baseOf = (owner: CompletionOwner) => (owner === LEGACY_OWNER ? `${prefix}:` : `${prefix}:o:${escapeOwner(owner)}:`);
+  const namesOf = (owner: CompletionOwner): IndexNames => {
+    const base = baseOf(owner);
+    return {
+      all: `${base}i:all`,
+      model: (model) => `${base}i:m:${model}`,
+      pair: (key, value) => `${base}i:md:${escapePair(key)}=${escapePair(value)}`,
+    };
   };
-  const recordKey = (id: string) => `${prefix}:c:${id}`;
+  const recordKey = (owner: CompletionOwner, id: string) => `${baseOf(owner)}c:${id}`;
   const background = new Set<Promise<unknown>>();
   const images = redisImages(redis, prefix);
 
-  async function readRecord(id: string): Promise<StoredRecord | undefined> {
-    const record = decodeRecord(await redis().get(recordKey(id)));
+  async function readRecord(owner: CompletionOwner, id: string): Promise<StoredRecord | undefined> {
+    const record = decodeRecord(await redis().get(recordKey(owner, id)));
     // Keys are UTF-8: two ids with different lone surrogates share one key; the record says whose.
-    if (!record || record.entry.completion.id !== id) return undefined;
+    if (!isRecordOf(record, owner, id)) return undefined;
     // Redis expires records itself; the check covers a TTL lowered after they were written.
     return isExpired(record, ttlMs) ? undefined : record;
   }
@@ -100,17 +128,19 @@ export function createRedisStorage({ url, prefix, ttlMs, logger }: RedisStorageO
   return {
     saveCompletion: (entry) =>
       guarded("saveCompletion", async () => {
+        const { owner } = entry;
         const id = entry.completion.id;
+        const key = recordKey(owner, id);
         const orderKey = nextOrderKey(entry.createdAt);
         const member = indexEntry(orderKey, id);
         const cutoff = ttlCutoff(ttlMs);
         const multi = redis().multi();
         const text = encodeRecord({ v: 1, orderKey, entry });
         const remaining = ttlMs === undefined ? undefined : entry.createdAt + ttlMs - Date.now();
-        if (remaining === undefined) multi.set(recordKey(id), text);
-        else if (remaining > 0) multi.set(recordKey(id), text, "PX", Math.ceil(remaining));
-        else multi.del(recordKey(id)); // already past its TTL: stored and expired at once
-        for (const name of indexesOf(names, entry.model, entry.metadata)) {
+        if (remaining === undefined) multi.set(key, text);
+        else if (remaining > 0) multi.set(key, text, "PX", Math.ceil(remaining));
+        else multi.del(key); // already past its TTL: stored and expired at once
+        for (const name of indexesOf(namesOf(owner), entry)) {
           multi.zadd(name, 0, member);
           // Trimming what expired keeps each index as long as the TTL window, never longer.
           if (cutoff !== undefined) multi.zremrangebylex(name, "-", `(${cutoff}`);
@@ -120,12 +150,14 @@ export function createRedisStorage({ url, prefix, ttlMs, logger }: RedisStorageO
         await execute(multi);
       }),
 
-    getCompletion: (id) => guarded("getCompletion", async () => (await readRecord(id))?.entry),
+    getCompletion: (owner, id) => guarded("getCompletion", async () => (await readRecord(owner, id))?.entry),
 
     listCompletions: (query) =>
       guarded("listCompletions", async (): Promise<CompletionPage | undefined> => {
-        const after = await cursorEntry(query.after, readRecord);
+        const { owner } = query;
+        const after = await cursorEntry(query.after, (id) => readRecord(owner, id));
         if (after === null) return undefined;
+        const names = namesOf(owner);
         const candidates = [
           ...(query.model === undefined ? [] : [names.model(query.model)]),
           ...Object.entries(query.metadata ?? {}).map(([key, value]) => names.pair(key, value)),
@@ -141,7 +173,7 @@ export function createRedisStorage({ url, prefix, ttlMs, logger }: RedisStorageO
         return collectPage(
           {
             source: walk(name, query.order, after),
-            fetch: async (ids) => (await redis().mget(ids.map(recordKey))).map(decodeRecord),
+            fetch: async (ids) => (await redis().mget(ids.map((id) => recordKey(owner, id)))).map(decodeRecord),
             check: (record, entry) => {
               if (!isCurrent(record, entry) || isExpired(record, ttlMs)) return "stale";
               return matchesQuery(record, query) ? "match" : "skip";
@@ -157,16 +189,17 @@ export function createRedisStorage({ url, prefix, ttlMs, logger }: RedisStorageO
         );
       }),
 
-    updateMetadata: (id, metadata) =>
+    updateMetadata: (owner, id, metadata) =>
       guarded("updateMetadata", async () => {
-        const record = await readRecord(id);
+        const record = await readRecord(owner, id);
         if (!record) return undefined;
         const updated: StoredRecord = { ...record, entry: { ...record.entry, metadata: { ...metadata } } };
         const member = indexEntry(record.orderKey, id);
         const old = record.entry.metadata;
+        const names = namesOf(owner);
         const multi = redis().multi();
         // XX: a completion deleted meanwhile stays deleted; KEEPTTL: it still expires on time.
-        multi.set(recordKey(id), encodeRecord(updated), "KEEPTTL", "XX");
+        multi.set(recordKey(owner, id), encodeRecord(updated), "KEEPTTL", "XX");
         for (const [key, value] of Object.entries(old)) {
           if (!Object.hasOwn(metadata, key) || metadata[key] !== value) multi.zrem(names.pair(key, value), member);
         }
@@ -177,13 +210,13 @@ export function createRedisStorage({ url, prefix, ttlMs, logger }: RedisStorageO
         return written === null ? undefined : updated.entry;
       }),
 
-    deleteCompletion: (id) =>
+    deleteCompletion: (owner, id) =>
       guarded("deleteCompletion", async () => {
-        const record = await readRecord(id);
+        const record = await readRecord(owner, id);
         if (!record) return false;
         const member = indexEntry(record.orderKey, id);
-        const multi = redis().multi().del(recordKey(id));
-        for (const name of indexesOf(names, record.entry.model, record.entry.metadata)) multi.zrem(name, member);
+        const multi = redis().multi().del(recordKey(owner, id));
+        for (const name of indexesOf(namesOf(owner), record.entry)) multi.zrem(name, member);
         const [deleted] = await execute(multi);
         // Two routers deleting at once: only the one whose DEL removed the key says true.
         return deleted === 1;

@@ -2,9 +2,9 @@
  * Ordered id indexes on a plain key-value store (memory, fs), for lists that never scan.
  *
  * An index is a sorted list of entries (`<order key> <id>`) cut into segments of at most
- * `SEGMENT_SIZE`, each stored under its own key (`i:<name>:<n>`) as lines (`segment-text.ts`),
- * plus a directory (`i:<name>:dir`) listing the segments in order with the lowest entry each one
- * may hold. Finding a cursor is a binary search in the directory; a page reads one or two segments
+ * `SEGMENT_SIZE`, each stored under its own key (`<name>:<n>`; a name is a key prefix such as
+ * `i:all`) as lines (`segment-text.ts`), plus a directory (`<name>:dir`) listing the segments in
+ * order with the lowest entry each one may hold. Finding a cursor is a binary search in the directory; a page reads one or two segments
  * and sorts each. Within a segment order does not matter, so an insert that fits is one append;
  * an index of a single segment 0 has no directory file at all until it grows a second segment.
  *
@@ -85,11 +85,11 @@ export class SegmentedIndexes {
 
   /** The directory of an index, or `undefined` when nothing was ever added to it. */
   async directory(name: string): Promise<Directory | undefined> {
-    const text = await this.#store.get(`i:${name}:dir`);
+    const text = await this.#store.get(`${name}:dir`);
     if (text !== undefined) return JSON.parse(text) as Directory;
     if ((await this.#store.get(this.#segmentKey(name, 0))) !== undefined) return loneSegment();
     // Segment 0 may have just been split: the new directory is written before it is removed.
-    const again = await this.#store.get(`i:${name}:dir`);
+    const again = await this.#store.get(`${name}:dir`);
     return again === undefined ? undefined : (JSON.parse(again) as Directory);
   }
 
@@ -309,7 +309,7 @@ export class SegmentedIndexes {
 
   async #readState(name: string): Promise<IndexState> {
     // Segment 0 is read along with the directory: for a new or one-segment index it is all there is.
-    const [dirText, headText] = await Promise.all([this.#store.get(`i:${name}:dir`), this.#store.get(this.#segmentKey(name, 0))]);
+    const [dirText, headText] = await Promise.all([this.#store.get(`${name}:dir`), this.#store.get(this.#segmentKey(name, 0))]);
     if (dirText === undefined) {
       const head = parseSegment(headText);
       return head === undefined ? newIndex() : { dir: loneSegment(), stored: false, tail: head.length };
@@ -321,7 +321,7 @@ export class SegmentedIndexes {
   }
 
   #segmentKey(name: string, number: number): string {
-    return `i:${name}:${number}`;
+    return `${name}:${number}`;
   }
 
   /** Replaces a whole segment (atomically on fs): `entries` sorted, as lines. */
@@ -330,7 +330,7 @@ export class SegmentedIndexes {
   }
 
   async #writeDirectory(name: string, state: IndexState): Promise<void> {
-    await this.#store.set(`i:${name}:dir`, JSON.stringify(state.dir));
+    await this.#store.set(`${name}:dir`, JSON.stringify(state.dir));
     state.stored = true;
   }
 }

@@ -29,7 +29,7 @@ describe("storage-unstorage on fs", () => {
     const opens = vi.spyOn(fs, "open");
     const storage = await setupStorage({ driver: "fs", base });
     await storage.saveCompletion(sampleCompletion("chatcmpl-a", { metadata: { k: "v" } }));
-    await storage.updateMetadata("chatcmpl-a", { k: "w" });
+    await storage.updateMetadata("default", "chatcmpl-a", { k: "w" });
     await storage.close?.();
     // A write into a directory not yet made is tried again once made: same temporary name. A
     // temporary file may be opened ahead of its write (a spare), and removed unused on close.
@@ -42,9 +42,9 @@ describe("storage-unstorage on fs", () => {
       expect(from).toMatch(/\/\.\d+-\d+\.tmp$/);
       expect(join(from, "..")).toBe(join(to, ".."));
     }
-    // One line into segment 0 of each index: all, the model's, k=v, then k=w.
+    // One line into segment 0 of each index: all, the model's two names, k=v, then k=w.
     const appended = openedAs("a").map((path) => relative(base, path));
-    expect(appended.sort()).toEqual(["all/0", "m/kit_2falpha/0", "md/k=v/0", "md/k=w/0"].map((path) => join("modelmux", "i", path)));
+    expect(appended.sort()).toEqual(["all/0", "m/alpha/0", "m/kit_2falpha/0", "md/k=v/0", "md/k=w/0"].map((path) => join("modelmux", "i", path)));
     expect(filesUnder(base).filter((file) => file.endsWith(".tmp"))).toEqual([]);
     expect(filesUnder(base)).toContain(join("modelmux", "c", "chatcmpl-a"));
     // An index of one segment has no directory file.
@@ -69,7 +69,7 @@ describe("storage-unstorage on fs", () => {
     await expect(storage.saveCompletion(sampleCompletion("chatcmpl-b", { metadata: { v: "2" }, text: "x".repeat(100_000) }))).rejects.toThrow(
       /^\[storage:unstorage\] saveCompletion failed: simulated crash/,
     );
-    expect(await storage.getCompletion("chatcmpl-b")).toEqual(first);
+    expect(await storage.getCompletion("default", "chatcmpl-b")).toEqual(first);
     await storage.close?.();
     expect(crashed).toBe(true);
     expect(filesUnder(base).filter((file) => file.endsWith(".tmp"))).toEqual([]);
@@ -81,7 +81,7 @@ describe("storage-unstorage on fs", () => {
     let saving = true;
     const pollers = Array.from({ length: 3 }, async () => {
       while (saving) {
-        await storage.listCompletions({ limit: 100, order: "desc" });
+        await storage.listCompletions({ owner: "default", limit: 100, order: "desc" });
         // Yield to the event loop between lists, as separate requests do.
         await new Promise((resolve) => setImmediate(resolve));
       }
@@ -109,7 +109,7 @@ describe("storage-unstorage on fs", () => {
         reads += 1;
       }
     })();
-    for (let i = 0; i < 20; i++) await storage.updateMetadata("chatcmpl-big", { round: String(i) });
+    for (let i = 0; i < 20; i++) await storage.updateMetadata("default", "chatcmpl-big", { round: String(i) });
     writing = false;
     await reader;
     expect(reads).toBeGreaterThan(0);
@@ -120,8 +120,8 @@ describe("storage-unstorage on fs", () => {
     const base = freshDir();
     const before = await setupStorage({ driver: "fs", base });
     const ids = await fill(before, 40, 10);
-    await before.deleteCompletion(ids[3]!);
-    await before.updateMetadata(ids[4]!, { bucket: "x" });
+    await before.deleteCompletion("default", ids[3]!);
+    await before.updateMetadata("default", ids[4]!, { bucket: "x" });
     await before.close?.();
 
     const after = await setupStorage({ driver: "fs", base });
@@ -129,7 +129,7 @@ describe("storage-unstorage on fs", () => {
     expect(await listAll(after, { limit: 7 })).toEqual(alive);
     expect(await listAll(after, { order: "desc" })).toEqual([...alive].reverse());
     expect(await listAll(after, { metadata: { bucket: "x" } })).toEqual([ids[4]]);
-    expect(await after.getCompletion(ids[3]!)).toBeUndefined();
+    expect(await after.getCompletion("default", ids[3]!)).toBeUndefined();
     await after.saveCompletion(sampleCompletion("later", { createdAt: Date.UTC(2030, 0, 1) }));
     expect((await listAll(after)).at(-1)).toBe("later");
     await after.close?.();
@@ -205,7 +205,7 @@ describe("storage-unstorage on fs", () => {
     for (const id of more) await after.saveCompletion(sampleCompletion(id, { createdAt: Date.UTC(2030, 0, 1), metadata: { bucket: "3" } }));
     expect(readFileSync(join(indexRoot, "md", "bucket=3", "0"), "utf8")).toMatch(/^\[".*\]\n/);
     expect(await listAll(after, { metadata: { bucket: "3" } })).toEqual([...ids.filter((_, i) => i % 10 === 3), ...more]);
-    for (const id of ids.filter((_, i) => i % 10 === 3).slice(0, 20)) await after.deleteCompletion(id);
+    for (const id of ids.filter((_, i) => i % 10 === 3).slice(0, 20)) await after.deleteCompletion("default", id);
     expect(await listAll(after, { metadata: { bucket: "3" } })).toEqual([...ids.filter((_, i) => i % 10 === 3).slice(20), ...more]);
     await after.close?.();
     expect(readFileSync(join(indexRoot, "md", "bucket=3", "0"), "utf8")).toMatch(/^\n/); // compacted: lines now
@@ -237,13 +237,42 @@ describe("storage-unstorage on fs", () => {
     expect(readFileSync(join(base, "modelmux", "c", "123"), "utf8")).toContain('"id":"123"');
   });
 
+  test("another owner's files sit in `o/<owner>/`; the owner `default` keeps the folders from before owners", async () => {
+    const base = freshDir();
+    const storage = await setupStorage({ driver: "fs", base });
+    await storage.saveCompletion(sampleCompletion("c1", { metadata: { k: "v" } }));
+    await storage.saveCompletion(sampleCompletion("c1", { owner: "Team/A", metadata: { k: "v" } }));
+    await storage.close?.();
+    const files = filesUnder(join(base, "modelmux")).filter((file) => !file.endsWith(".tmp")).sort();
+    const layout = ["c/c1", "i/all/0", "i/m/alpha/0", "i/m/kit_2falpha/0", "i/md/k=v/0"];
+    expect(files).toEqual([...layout, ...layout.map((file) => `o/_54eam_2f_41/${file}`)].map((file) => join(...file.split("/"))).sort());
+  });
+
+  test("a record written before owners existed is the owner `default`'s, and only its, after a restart", async () => {
+    const base = freshDir();
+    const before = await setupStorage({ driver: "fs", base });
+    await before.saveCompletion(sampleCompletion("old-1", { metadata: { k: "v" } }));
+    await before.close?.();
+    // The record as it was written before completions had owners: no `owner` in it.
+    const file = join(base, "modelmux", "c", "old-1");
+    const record = JSON.parse(readFileSync(file, "utf8")) as { entry: { owner?: string } };
+    delete record.entry.owner;
+    writeFileSync(file, JSON.stringify(record));
+    const after = await setupStorage({ driver: "fs", base });
+    expect(await after.getCompletion("default", "old-1")).toEqual(sampleCompletion("old-1", { metadata: { k: "v" } }));
+    expect(await listAll(after, { metadata: { k: "v" } })).toEqual(["old-1"]);
+    expect(await after.getCompletion("an-app", "old-1")).toBeUndefined();
+    expect(await listAll(after, { owner: "an-app" })).toEqual([]);
+    await after.close?.();
+  });
+
   test("a page out of 2,000 stored completions reads a few files, not 2,000", async () => {
     const { driver, reads } = countingDriver(atomicFsDriver(freshDir()));
     const storage = createKvStorage({ driver, prefix: "modelmux", ttlMs: undefined, logger: storageContext().logger });
     const ids = await fill(storage, 2000, 100);
     for (const query of [{}, { order: "desc" as const, after: ids[1000] }, { metadata: { bucket: "5" } }]) {
       reads.reset();
-      const page = await storage.listCompletions({ limit: 20, order: "asc", ...query });
+      const page = await storage.listCompletions({ owner: "default", limit: 20, order: "asc", ...query });
       expect(page!.data).toHaveLength(20);
       expect(reads.records + reads.index).toBeLessThanOrEqual(30);
     }

@@ -66,11 +66,14 @@ export async function fill(storage: Storage, count: number, concurrency = 50): P
   return ids;
 }
 
-/** Every id of a list, following `after` page by page. */
-export async function listAll(storage: Storage, query: { order?: "asc" | "desc"; model?: string; metadata?: Record<string, string>; limit?: number } = {}): Promise<string[]> {
+/** Every id of a list (of the owner `default` unless `owner` says), following `after` page by page. */
+export async function listAll(
+  storage: Storage,
+  query: { owner?: string; order?: "asc" | "desc"; model?: string; metadata?: Record<string, string>; limit?: number } = {},
+): Promise<string[]> {
   const ids: string[] = [];
   for (let after: string | undefined; ; ) {
-    const page = await storage.listCompletions({ limit: query.limit ?? 100, order: query.order ?? "asc", model: query.model, metadata: query.metadata, after });
+    const page = await storage.listCompletions({ owner: query.owner ?? "default", limit: query.limit ?? 100, order: query.order ?? "asc", model: query.model, metadata: query.metadata, after });
     if (!page) throw new Error(`after=${after} was not found`);
     ids.push(...page.data.map((entry) => entry.completion.id));
     if (!page.hasMore) return ids;

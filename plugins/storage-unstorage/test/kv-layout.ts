@@ -15,7 +15,7 @@ function pollLists(storage: Storage): { stop(): Promise<void> } {
   let running = true;
   const pollers = Array.from({ length: 2 }, async () => {
     while (running) {
-      await storage.listCompletions({ limit: 50, order: "desc" });
+      await storage.listCompletions({ owner: "default", limit: 50, order: "desc" });
       await new Promise((resolve) => setImmediate(resolve));
     }
   });

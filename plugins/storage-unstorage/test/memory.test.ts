@@ -26,7 +26,7 @@ describe("storage-unstorage on memory: indexes", () => {
     ];
     for (const query of pages) {
       reads.reset();
-      const page = await storage.listCompletions(query);
+      const page = await storage.listCompletions({ owner: "default", ...query });
       expect(page!.data).toHaveLength(20);
       expect(page!.hasMore).toBe(true);
       // 21 records (the 21st says hasMore), the `after` record, 1-3 directories, 1-2 segments.
@@ -53,7 +53,7 @@ describe("storage-unstorage on memory: indexes", () => {
     const expected = Array.from({ length: 1200 }, (_, n) => `s${n}`);
     expect(await listAll(storage)).toEqual(expected);
     expect(await listAll(storage, { order: "desc", limit: 71 })).toEqual([...expected].reverse());
-    for (const n of order.slice(0, 700)) await storage.updateMetadata(`s${n}`, { late: "yes" });
+    for (const n of order.slice(0, 700)) await storage.updateMetadata("default", `s${n}`, { late: "yes" });
     const tagged = expected.filter((_, n) => order.slice(0, 700).includes(n));
     expect(await listAll(storage, { metadata: { late: "yes" }, limit: 50 })).toEqual(tagged);
     await storage.close?.();
@@ -62,14 +62,14 @@ describe("storage-unstorage on memory: indexes", () => {
   test("deleted entries are skipped and compacted out of the index", async () => {
     const { storage, reads } = counted();
     const ids = await fill(storage, 600);
-    for (const id of ids.slice(0, 550)) await storage.deleteCompletion(id);
+    for (const id of ids.slice(0, 550)) await storage.deleteCompletion("default", id);
     reads.reset();
-    const first = await storage.listCompletions({ limit: 10, order: "asc" });
+    const first = await storage.listCompletions({ owner: "default", limit: 10, order: "asc" });
     expect(first!.data.map((e) => e.completion.id)).toEqual(ids.slice(550, 560));
     const before = reads.records;
     await storage.close?.(); // waits for the compaction the list started
     reads.reset();
-    const again = await storage.listCompletions({ limit: 10, order: "asc" });
+    const again = await storage.listCompletions({ owner: "default", limit: 10, order: "asc" });
     expect(again!.data.map((e) => e.completion.id)).toEqual(ids.slice(550, 560));
     expect(reads.records).toBeLessThan(before);
     expect(reads.records).toBeLessThanOrEqual(11);
@@ -78,7 +78,7 @@ describe("storage-unstorage on memory: indexes", () => {
   test("an index whose every entry was deleted and compacted out takes new entries", async () => {
     const { storage } = counted();
     const ids = await fill(storage, 1100);
-    for (const id of ids) await storage.deleteCompletion(id);
+    for (const id of ids) await storage.deleteCompletion("default", id);
     expect(await listAll(storage)).toEqual([]);
     await storage.close?.(); // waits for the compaction
     expect(await listAll(storage)).toEqual([]);
@@ -103,10 +103,10 @@ describe("storage-unstorage on memory: indexes", () => {
   test("ids and metadata that look like numbers stay strings", async () => {
     const storage = await setupStorage({ driver: "memory" });
     await storage.saveCompletion(sampleCompletion("123", { metadata: { "456": "789" } }));
-    const stored = await storage.getCompletion("123");
+    const stored = await storage.getCompletion("default", "123");
     expect(stored!.completion.id).toBe("123");
     expect(stored!.metadata).toEqual({ "456": "789" });
-    expect((await storage.listCompletions({ limit: 1, order: "asc", metadata: { "456": "789" } }))!.data[0]!.completion.id).toBe("123");
+    expect((await storage.listCompletions({ owner: "default", limit: 1, order: "asc", metadata: { "456": "789" } }))!.data[0]!.completion.id).toBe("123");
   });
 });
 

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { createServer, type AddressInfo, type Server, type Socket } from "node:net";
 import { sampleCompletion, testStorage } from "@modelmux/core/testing";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
@@ -27,15 +28,15 @@ describe.skipIf(skip !== undefined)("storage-unstorage on redis", () => {
     const prefix = freshPrefix();
     const before = await redisStorage(prefix);
     const ids = await fill(before, 40, 10);
-    await before.deleteCompletion(ids[3]!);
-    await before.updateMetadata(ids[4]!, { bucket: "x" });
+    await before.deleteCompletion("default", ids[3]!);
+    await before.updateMetadata("default", ids[4]!, { bucket: "x" });
     await before.close?.();
     const after = await redisStorage(prefix);
     const alive = ids.filter((_, i) => i !== 3);
     expect(await listAll(after, { limit: 7 })).toEqual(alive);
     expect(await listAll(after, { order: "desc" })).toEqual([...alive].reverse());
     expect(await listAll(after, { metadata: { bucket: "x" } })).toEqual([ids[4]]);
-    expect(await after.getCompletion(ids[3]!)).toBeUndefined();
+    expect(await after.getCompletion("default", ids[3]!)).toBeUndefined();
     await after.close?.();
   });
 
@@ -61,7 +62,7 @@ describe.skipIf(skip !== undefined)("storage-unstorage on redis", () => {
       for (const query of [{}, { after: ids[1500] }, { metadata: { bucket: "4" } }, { model: "kit/odd", metadata: { bucket: "3" }, after: ids[503] }]) {
         mget.mockClear();
         ranges.mockClear();
-        const page = await storage.listCompletions({ limit: 20, order: "asc", ...query });
+        const page = await storage.listCompletions({ owner: "default", limit: 20, order: "asc", ...query });
         expect(page!.data).toHaveLength(20);
         const fetched = mget.mock.calls.reduce((sum, [keys]) => sum + (keys as unknown as string[]).length, 0);
         expect(fetched).toBeGreaterThanOrEqual(20); // the spies do see the storage's calls
@@ -86,10 +87,45 @@ describe.skipIf(skip !== undefined)("storage-unstorage on redis", () => {
     expect(pttl).toBeLessThanOrEqual(60_000);
     expect(await raw.type(`${prefix}:i:all`)).toBe("zset");
     expect(await raw.type(`${prefix}:i:md:7=8`)).toBe("zset");
-    await storage.updateMetadata("123", { "7": "9" });
+    await storage.updateMetadata("default", "123", { "7": "9" });
     expect(await raw.pttl(`${prefix}:c:123`)).toBeGreaterThan(50_000); // KEEPTTL
     expect(await raw.exists(`${prefix}:i:md:7=8`)).toBe(0); // the old pair's entry left with the update
-    expect(await storage.deleteCompletion("123")).toBe(true);
+    expect(await storage.deleteCompletion("default", "123")).toBe(true);
+    expect(await raw.zcard(`${prefix}:i:all`)).toBe(0);
+    await storage.close?.();
+  });
+
+  test("the owner `default` keeps the layout from before owners; another owner's keys sit under `o:<owner>:`", async () => {
+    const prefix = freshPrefix();
+    const storage = await redisStorage(prefix);
+    await storage.saveCompletion(sampleCompletion("c1", { metadata: { k: "v" } }));
+    await storage.saveCompletion(sampleCompletion("c1", { owner: "team:a%", metadata: { k: "v" } }));
+    const keys: string[] = [];
+    for (let cursor = "0"; ; ) {
+      const [next, found] = await raw.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 100);
+      keys.push(...found.map((key) => key.slice(prefix.length + 1)));
+      if ((cursor = next) === "0") break;
+    }
+    keys.sort();
+    expect(keys).toEqual(
+      ["c:c1", "i:all", "i:m:alpha", "i:m:kit/alpha", "i:md:k=v", "o:team%3Aa%25:c:c1", "o:team%3Aa%25:i:all", "o:team%3Aa%25:i:m:alpha", "o:team%3Aa%25:i:m:kit/alpha", "o:team%3Aa%25:i:md:k=v"].sort(),
+    );
+    await storage.close?.();
+  });
+
+  test("a record written before owners existed is the owner `default`'s, and only its", async () => {
+    const prefix = freshPrefix();
+    const { owner: _, ...legacy } = sampleCompletion("old-1", { metadata: { k: "v" } });
+    const orderKey = `${String(legacy.createdAt).padStart(15, "0")}0000000001abcd`;
+    await raw.set(`${prefix}:c:old-1`, JSON.stringify({ v: 1, orderKey, entry: legacy }));
+    for (const index of ["i:all", "i:m:kit/alpha", "i:md:k=v"]) await raw.zadd(`${prefix}:${index}`, 0, `${orderKey} old-1`);
+    const storage = await redisStorage(prefix);
+    expect(await storage.getCompletion("default", "old-1")).toEqual(sampleCompletion("old-1", { metadata: { k: "v" } }));
+    expect(await listAll(storage, { metadata: { k: "v" } })).toEqual(["old-1"]);
+    expect(await listAll(storage, { model: "kit/alpha" })).toEqual(["old-1"]);
+    expect(await storage.getCompletion("some-app", "old-1")).toBeUndefined();
+    expect(await storage.listCompletions({ owner: "some-app", limit: 10, order: "asc" })).toEqual({ data: [], hasMore: false });
+    expect(await storage.deleteCompletion("default", "old-1")).toBe(true);
     expect(await raw.zcard(`${prefix}:i:all`)).toBe(0);
     await storage.close?.();
   });
@@ -97,10 +133,45 @@ describe.skipIf(skip !== undefined)("storage-unstorage on redis", () => {
   test("an unreachable Redis fails fast with the plugin's prefix", async () => {
     const storage = await setupStorage({ driver: "redis", url: "redis://127.0.0.1:1", prefix: freshPrefix() });
     const started = Date.now();
-    await expect(storage.getCompletion("x")).rejects.toThrow(/^\[storage:unstorage\] getCompletion failed/);
+    await expect(storage.getCompletion("default", "x")).rejects.toThrow(/^\[storage:unstorage\] getCompletion failed/);
     expect(Date.now() - started).toBeLessThan(10_000);
     await storage.close?.();
   });
+});
+
+describe("storage-unstorage on a Redis that never answers", () => {
+  let silent: Server;
+  const held: Socket[] = [];
+  beforeAll(async () => {
+    // Accepts connections and reads nothing back: a hung server, or a path that went silent.
+    silent = createServer((socket) => void held.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+  });
+  afterAll(async () => {
+    for (const socket of held) socket.destroy();
+    await new Promise((resolve) => silent.close(resolve));
+  });
+
+  test("every call fails after command_timeout_ms with the plugin's prefix, instead of waiting for ever", async () => {
+    const url = `redis://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+    const storage = await setupStorage({ driver: "redis", url, prefix: "never", command_timeout_ms: 200 });
+    const calls: Array<[string, () => Promise<unknown>]> = [
+      ["saveCompletion", () => storage.saveCompletion(sampleCompletion("x"))],
+      ["getCompletion", () => storage.getCompletion("default", "x")],
+      ["listCompletions", () => storage.listCompletions({ owner: "default", limit: 5, order: "asc" })],
+      ["updateMetadata", () => storage.updateMetadata("app", "x", {})],
+      ["deleteCompletion", () => storage.deleteCompletion("app", "x")],
+      ["getImage", () => storage.getImage!("a".repeat(64))],
+    ];
+    const outcomes = await Promise.all(
+      calls.map(async ([name, run]) => {
+        const failed = await Promise.race([run().then(() => "answered", (error: Error) => error.message), new Promise((resolve) => setTimeout(resolve, 8_000, "still waiting"))]);
+        return [name, failed] as const;
+      }),
+    );
+    for (const [name, outcome] of outcomes) expect(outcome, name).toMatch(new RegExp(`^\\[storage:unstorage\\] ${name} failed: .*timed out`, "i"));
+    await storage.close?.();
+  }, 20_000);
 });
 
 testStorage({

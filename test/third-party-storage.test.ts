@@ -1,0 +1,8 @@
+/**
+ * A storage plugin outside this repository (the fixture in `fixtures/plugins/storage-plugin.ts`)
+ * is held to the same conformance kit as the built-in one, owners included.
+ */
+import { testStorage } from "@modelmux/core/testing";
+import { createFixtureStorage } from "./fixtures/plugins/storage-plugin.ts";
+
+testStorage({ name: "third-party fixture storage", create: async () => createFixtureStorage() });

@@ -5,7 +5,7 @@
  */
 import { ConfigError } from "../config/config-error.ts";
 import type { ModelmuxConfig } from "../config/types.ts";
-import { parseDuration } from "../config/units.ts";
+import { parseDuration, parseTimer } from "../config/units.ts";
 import type { Storage, StorageDefinition } from "../plugin.ts";
 import { loadPlugin } from "./load-plugin.ts";
 import { validatePluginOptions, type SetupContext } from "./setup-providers.ts";
@@ -18,7 +18,7 @@ export async function setupStorage(config: ModelmuxConfig, ctx: SetupContext): P
   if (given && given.kind !== "storage") throw new ConfigError(`storage.plugin: '${block.plugin}' is not a storage plugin`);
   const definition = (given as StorageDefinition<never> | undefined) ?? (await loadPlugin(block.plugin, "storage", "storage.plugin", ctx.baseDir));
   const options = validatePluginOptions(definition, block.options ?? {}, "storage.options");
-  const timeoutMs = block.timeout === undefined ? DEFAULT_STORAGE_TIMEOUT_MS : parseDuration(block.timeout);
+  const timeoutMs = block.timeout === undefined ? DEFAULT_STORAGE_TIMEOUT_MS : parseTimer(block.timeout, "storage.timeout");
   let storage: Storage;
   try {
     storage = await definition.setup(options as never, {
@@ -30,6 +30,6 @@ export async function setupStorage(config: ModelmuxConfig, ctx: SetupContext): P
   } catch (error) {
     throw new ConfigError(`storage: plugin '${definition.name}' failed to start: ${(error as Error).message}`, { cause: error });
   }
-  // 0 turns the bound off; a timer cannot wait longer than 2^31-1 ms (it would fire at once).
-  return timeoutMs === 0 ? storage : boundStorage(storage, Math.min(timeoutMs, 2 ** 31 - 1));
+  // 0 turns the bound off.
+  return timeoutMs === 0 ? storage : boundStorage(storage, timeoutMs);
 }

@@ -70,7 +70,7 @@ export interface ProviderConfig {
 
 /** A config object as `createRouter` takes it: the YAML file's content after `${VAR}` substitution. */
 export interface ModelmuxConfig {
-  server?: { host?: string; port?: number; body_limit?: Size; shutdown_timeout?: Duration };
+  server?: { host?: string; port?: number; body_limit?: Size; shutdown_timeout?: Duration; request_timeout?: Duration; max_connections?: number };
   logging?: { level?: "silent" | "error" | "warn" | "info" | "debug"; format?: "pretty" | "json" };
   auth?: {
     api_keys: ApiKeyConfig[];

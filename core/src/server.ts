@@ -1,8 +1,8 @@
 /**
- * Serving a router on `node:http`: what one client may hold (README "Configuration":
- * `server.request_timeout`, `server.max_connections`) and the graceful stop of contract §2 (README
- * "Configuration"): stop accepting, answer no new request, let in-flight requests and streams
- * finish (bounded by `server.shutdown_timeout`), close plugins.
+ * Serving a router on `node:http`, with the limits on what one client may hold
+ * (`server.request_timeout`, `server.max_connections`) and the graceful stop of contract §2: stop
+ * accepting, answer no new request, let in-flight requests and streams finish (bounded by
+ * `server.shutdown_timeout`), close plugins. README "Configuration" says what a client sees of each.
  */
 import { randomUUID } from "node:crypto";
 import { createServer, STATUS_CODES, type Server, type ServerResponse } from "node:http";
@@ -23,7 +23,7 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-/** How often a connection that is too slow to send its request is looked for. */
+/** How often node:http looks for a request not received in time (its default is every 30 s). */
 const TIMEOUT_CHECK_MS = 1_000;
 /** A refused connection past `server.max_connections` is logged at most this often. */
 const DROP_WARNING_MS = 60_000;
@@ -56,8 +56,7 @@ export async function startServer(router: Router, listen: { host: string; port: 
       // first byte or from the connection's start) through 'clientError' below.
       requestTimeout: requestTimeoutMs,
       headersTimeout: requestTimeoutMs,
-      // Node looks for such requests every 30 s by default: a client could hold on that much longer.
-      connectionsCheckingInterval: requestTimeoutMs > 0 ? Math.min(TIMEOUT_CHECK_MS, requestTimeoutMs) : 30_000,
+      connectionsCheckingInterval: TIMEOUT_CHECK_MS,
     },
     (req, res) => {
       if (stopping) {
@@ -80,8 +79,9 @@ export async function startServer(router: Router, listen: { host: string; port: 
       const timedOut = requestTimedOut(requestTimeoutMs);
       // A body being read: its handler answers the 408 and closes the connection.
       if (res && !res.headersSent && failBodyRead(res.req, timedOut)) return;
-      router.logger.debug(`closed a connection that sent no whole request within ${requestTimeoutMs} ms (server.request_timeout)`);
-      if (socket.writable && !res?.headersSent) socket.write(rawErrorReply(408, JSON.stringify(timedOut.toEnvelope())));
+      const requestId = randomUUID();
+      router.logger.debug(`closed a connection that sent no whole request within ${requestTimeoutMs} ms (server.request_timeout)`, { request_id: requestId });
+      if (socket.writable && !res?.headersSent) socket.write(rawErrorReply(408, { envelope: JSON.stringify(timedOut.toEnvelope()), requestId }));
     } else if (socket.writable && !res?.headersSent && error.code !== "ECONNRESET") {
       // What node:http answers itself without a 'clientError' listener.
       socket.write(rawErrorReply(error.code === "HPE_HEADER_OVERFLOW" ? 431 : error.code === "HPE_CHUNK_EXTENSIONS_OVERFLOW" ? 413 : 400));
@@ -131,8 +131,9 @@ export async function startServer(router: Router, listen: { host: string; port: 
 }
 
 /** A reply written straight to a socket, for a request node:http never handed to the router. */
-function rawErrorReply(status: number, envelope?: string): string {
+function rawErrorReply(status: number, error?: { envelope: string; requestId: string }): string {
   const head = `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nconnection: close\r\n`;
-  if (envelope === undefined) return `${head}\r\n`;
-  return `${head}content-type: application/json\r\ncontent-length: ${Buffer.byteLength(envelope)}\r\nx-request-id: ${randomUUID()}\r\n\r\n${envelope}`;
+  if (!error) return `${head}\r\n`;
+  const { envelope, requestId } = error;
+  return `${head}content-type: application/json\r\ncontent-length: ${Buffer.byteLength(envelope)}\r\nx-request-id: ${requestId}\r\n\r\n${envelope}`;
 }

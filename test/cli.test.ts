@@ -1,6 +1,6 @@
 import type { ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { connect } from "node:net";
+import { connect, createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG_PATH } from "../core/src/config/load-config.ts";
@@ -224,6 +224,20 @@ describe("modelmux serve", () => {
     server.child.kill("SIGINT");
     expect(await server.exited).toEqual({ code: 0, signal: null });
     expect(server.stderr()).toContain("SIGINT: stopping");
+  });
+
+  it("exits 1 with one line naming the address and --port when the port is in use", async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+    const { port } = taken.address() as { port: number };
+    try {
+      const args = ["serve", "--config", "test/fixtures/configs/slow-echo.yaml", "--host", "127.0.0.1", "--port", String(port)];
+      const { code, stderr } = await run(args, cleanEnv({ MODELMUX_API_KEY: "sk-port-test" }));
+      expect(stderr).toBe(`[modelmux] cannot listen on 127.0.0.1:${port}: the port is already in use; pick another with --port (or server.port)\n`);
+      expect(code).toBe(1);
+    } finally {
+      taken.close();
+    }
   });
 
   it("exits 1 without serving when the config is broken", async () => {

@@ -32,6 +32,13 @@ export function configPath(flag: string | undefined, env: NodeJS.ProcessEnv): st
   return existsSync(local) ? local : DEFAULT_CONFIG_PATH;
 }
 
+/** Why an address cannot be listened on, and what to do, by the listen error's code. */
+const LISTEN_ERRORS: Record<string, string> = {
+  EADDRINUSE: "the port is already in use; pick another with --port (or server.port)",
+  EACCES: "permission denied (ports below 1024 need privileges); pick another with --port (or server.port)",
+  EADDRNOTAVAIL: "no network interface of this machine has that address; pick another with --host (or server.host)",
+};
+
 function fail(message: string): never {
   process.stderr.write(`[modelmux] ${message}\n`);
   process.exit(1);
@@ -59,7 +66,12 @@ async function serve(values: { config?: string; host?: string; port?: string }):
   const host = values.host ?? router.settings.host;
   const port = values.port === undefined ? router.settings.port : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port: must be an integer from 0 to 65535, got '${values.port}'`);
-  const running = await startServer(router, { host, port });
+  const running = await startServer(router, { host, port }).catch(async (error: unknown) => {
+    const why = LISTEN_ERRORS[(error as NodeJS.ErrnoException).code ?? ""];
+    if (!why) throw error;
+    await router.close();
+    fail(`cannot listen on ${host.includes(":") ? `[${host}]` : host}:${port}: ${why}`);
+  });
   router.logger.info(`modelmux ${version()} serving ${running.url} (config ${path})`);
   router.logger.info(`models: ${router.models.entries.map((m) => m.name).join(", ")}`);
   router.logger.flush();

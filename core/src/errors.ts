@@ -92,9 +92,18 @@ export function bodyTooLarge(limitBytes: number): ModelmuxError {
     status: 413,
     type: "invalid_request_error",
     code: "body_too_large",
-    // The rest of the body is never read: closing the connection stops the client sending it.
+    // The rest of the body is never buffered: the connection closes once the client has had the
+    // time to read this reply (the Node adapter discards what it still sends, for a bounded while).
     headers: { connection: "close" },
   });
+}
+
+/** 408 for a client that did not send its request's headers and body within `server.request_timeout`. */
+export function requestTimedOut(timeoutMs: number): ModelmuxError {
+  return new ModelmuxError(
+    `The request was not received within ${timeoutMs / 1000} s (server.request_timeout): send its headers and body without pausing, or raise server.request_timeout.`,
+    { status: 408, type: "invalid_request_error", code: "request_timeout", headers: { connection: "close" } },
+  );
 }
 
 export function unsupportedMediaType(contentType: string | null): ModelmuxError {

@@ -13,6 +13,9 @@ export interface ServerSettings {
   port: number;
   bodyLimit: number;
   shutdownTimeoutMs: number;
+  /** Time to receive a request's headers and body; 0 is no limit. */
+  requestTimeoutMs: number;
+  maxConnections: number;
 }
 
 export function resolveServer(config: ModelmuxConfig): ServerSettings {
@@ -22,6 +25,10 @@ export function resolveServer(config: ModelmuxConfig): ServerSettings {
     port: server.port ?? 8080,
     bodyLimit: parseSize(server.body_limit ?? "10mb"),
     shutdownTimeoutMs: parseTimer(server.shutdown_timeout ?? "10s", "server.shutdown_timeout"),
+    // Enough for a 10mb body (the default body_limit) on a 1.5 Mbit/s uplink; a prompt takes milliseconds.
+    requestTimeoutMs: parseTimer(server.request_timeout ?? "60s", "server.request_timeout"),
+    // Room for a thousand long streams and the load beside them, below common open-file limits.
+    maxConnections: server.max_connections ?? 4096,
   };
 }
 

@@ -70,7 +70,16 @@ export interface ProviderConfig {
 
 /** A config object as `createRouter` takes it: the YAML file's content after `${VAR}` substitution. */
 export interface ModelmuxConfig {
-  server?: { host?: string; port?: number; body_limit?: Size; shutdown_timeout?: Duration; public_url?: string; trusted_proxies?: string[] };
+  server?: {
+    host?: string;
+    port?: number;
+    body_limit?: Size;
+    shutdown_timeout?: Duration;
+    request_timeout?: Duration;
+    max_connections?: number;
+    public_url?: string;
+    trusted_proxies?: string[];
+  };
   logging?: { level?: "silent" | "error" | "warn" | "info" | "debug"; format?: "pretty" | "json" };
   auth?: {
     api_keys: ApiKeyConfig[];

@@ -10,6 +10,7 @@ import type { TLSSocket } from "node:tls";
 import { bodyTooLarge } from "../errors.ts";
 import type { Logger } from "../logger.ts";
 import { logAccess } from "./access-log.ts";
+import { replyThenDrain } from "./drain-request.ts";
 import { CLIENT_CLOSED, errorReplyOf } from "./error-reply.ts";
 import { BaseExchange, requestIdFor, type Exchange } from "./exchange.ts";
 import { isValidHost } from "./public-origin.ts";
@@ -107,7 +108,7 @@ function onBodyData(this: ReadingRequest, chunk: Buffer): void {
   read.size += chunk.length;
   if (read.size > read.limit) {
     endBodyRead(this);
-    // Stop reading; the 413 closes the connection so the rest is never buffered.
+    // Stop reading: the rest is never buffered, only drained once the 413 is out (drain-request.ts).
     this.pause();
     read.reject(bodyTooLarge(read.limit));
     return;
@@ -122,6 +123,19 @@ function onBodyEnd(this: ReadingRequest): void {
 
 function onBodyError(this: ReadingRequest, error: Error): void {
   endBodyRead(this).reject(error);
+}
+
+/**
+ * Ends the body read in progress on `req`, if there is one, with `error`: the request's handler
+ * then answers with it (the server's request timeout answers a slow body this way, in the
+ * envelope). Returns false when no body is being read.
+ */
+export function failBodyRead(req: IncomingMessage, error: unknown): boolean {
+  if (!(req as ReadingRequest)[kBodyRead]) return false;
+  const read = endBodyRead(req as ReadingRequest);
+  req.pause();
+  read.reject(error);
+  return true;
 }
 
 /** Once per response: a close before the reply finished is a client that went away. */
@@ -178,8 +192,12 @@ function writeReply(logger: Logger, x: NodeExchange, res: ServerResponse, reply:
 function writeError(logger: Logger, x: NodeExchange, res: ServerResponse, error: unknown): void {
   const { status, headers, body } = errorReplyOf(error, x, logger);
   if (!res.headersSent && !res.destroyed) {
-    res.writeHead(status, headers);
-    res.end(body ?? undefined);
+    // A body refused while the client still sends it: the reply must reach the client first.
+    if (status === 413 && body !== null && !x.req.complete) replyThenDrain(x.req, res, status, headers, body);
+    else {
+      res.writeHead(status, headers);
+      res.end(body ?? undefined);
+    }
   } else if (!res.writableEnded) res.end();
   logAccess(logger, x, status);
 }

@@ -6,7 +6,7 @@ import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { upstreamTimeout } from "../src/errors.ts";
 import type { HttpBody } from "../src/http-client.ts";
-import { relaySse, usageOfEvent, type RelayOptions } from "../src/responses/relay.ts";
+import { openSseRelay, usageOfEvent, type RelayOptions } from "../src/responses/relay.ts";
 import type { Usage } from "../src/types/chat.ts";
 
 const completed = (usage = { input_tokens: 7, output_tokens: 5, total_tokens: 12 }) =>
@@ -24,10 +24,10 @@ async function relay(parts: Array<string | Buffer>, failWith?: Error) {
     onEnd: (usage) => ended.push(usage),
     onError: (error) => errors.push(error),
   };
-  const frames = relaySse(body, options);
+  const opening = openSseRelay(body, options);
   const out: Buffer[] = [];
   const reading = (async () => {
-    for await (const frame of frames) out.push(Buffer.from(frame));
+    for await (const frame of await opening) out.push(Buffer.from(frame));
   })();
   for (const part of parts) {
     body.write(part);
@@ -39,7 +39,7 @@ async function relay(parts: Array<string | Buffer>, failWith?: Error) {
   return { out, text: Buffer.concat(out).toString("utf8"), ended, errors, destroyed: body.destroyed };
 }
 
-describe("relaySse", () => {
+describe("openSseRelay", () => {
   it("passes the bytes through unchanged and reads the final usage", async () => {
     const stream = delta("Hel") + delta("lo") + completed();
     const { text, ended, errors } = await relay([delta("Hel"), delta("lo"), completed()]);

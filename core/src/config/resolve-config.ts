@@ -13,6 +13,8 @@ export interface ServerSettings {
   port: number;
   bodyLimit: number;
   shutdownTimeoutMs: number;
+  /** `server.upstream_body_limit` in bytes. */
+  upstreamBodyLimit: number;
 }
 
 export function resolveServer(config: ModelmuxConfig): ServerSettings {
@@ -22,6 +24,7 @@ export function resolveServer(config: ModelmuxConfig): ServerSettings {
     port: server.port ?? 8080,
     bodyLimit: parseSize(server.body_limit ?? "10mb"),
     shutdownTimeoutMs: parseDuration(server.shutdown_timeout ?? "10s"),
+    upstreamBodyLimit: parseSize(server.upstream_body_limit ?? "64mb"),
   };
 }
 

@@ -70,7 +70,14 @@ export interface ProviderConfig {
 
 /** A config object as `createRouter` takes it: the YAML file's content after `${VAR}` substitution. */
 export interface ModelmuxConfig {
-  server?: { host?: string; port?: number; body_limit?: Size; shutdown_timeout?: Duration };
+  server?: {
+    host?: string;
+    port?: number;
+    body_limit?: Size;
+    shutdown_timeout?: Duration;
+    /** The most read of one upstream reply: a JSON or error body, one SSE event. Default 64mb. */
+    upstream_body_limit?: Size;
+  };
   logging?: { level?: "silent" | "error" | "warn" | "info" | "debug"; format?: "pretty" | "json" };
   auth?: {
     api_keys: ApiKeyConfig[];

@@ -299,11 +299,11 @@ describe("createRouter: resolving the config", () => {
 
   it("resolves server settings: defaults, sizes and durations", async () => {
     const defaults = await createRouter(testConfig(ECHO), { env: {}, logger: silentLogger() });
-    expect(defaults.settings).toEqual({ host: "127.0.0.1", port: 8080, bodyLimit: 10 * 1024 ** 2, shutdownTimeoutMs: 10_000 });
+    expect(defaults.settings).toEqual({ host: "127.0.0.1", port: 8080, bodyLimit: 10 * 1024 ** 2, shutdownTimeoutMs: 10_000, upstreamBodyLimit: 64 * 1024 ** 2 });
     await defaults.close();
-    const server = { host: "::1", port: 0, body_limit: "64kb", shutdown_timeout: "1500ms" };
+    const server = { host: "::1", port: 0, body_limit: "64kb", shutdown_timeout: "1500ms", upstream_body_limit: "256kb" };
     const set = await createRouter(testConfig(ECHO, { server }), { env: {}, logger: silentLogger() });
-    expect(set.settings).toEqual({ host: "::1", port: 0, bodyLimit: 65_536, shutdownTimeoutMs: 1500 });
+    expect(set.settings).toEqual({ host: "::1", port: 0, bodyLimit: 65_536, shutdownTimeoutMs: 1500, upstreamBodyLimit: 262_144 });
     await set.close();
   });
 });

@@ -20,6 +20,49 @@ export interface HttpBody extends AsyncIterable<Buffer> {
   destroy(error?: Error): void;
   /** True once the body is released: destroyed, failed, or read to its end. */
   readonly destroyed: boolean;
+  /**
+   * The most a reader may hold of this body at once, in bytes: its whole `text()`, one SSE event
+   * (`server.upstream_body_limit`). Unset on a body that is not an upstream's: then
+   * `DEFAULT_UPSTREAM_BODY_LIMIT` (`bufferLimitOf`).
+   */
+  readonly bufferLimit?: number;
+  /**
+   * Says the reply is a stream under way: its first event has been read. Until then the call's
+   * timeout bounds the whole wait (headers and body); from then on it bounds each gap between
+   * chunks only. The core's SSE readers call it; a plugin that parses a stream itself calls it
+   * after the first event, or its stream is cut at the timeout. Absent on bodies made in process.
+   */
+  markStreaming?(): void;
+}
+
+/** The default of `server.upstream_body_limit`: 64 MiB. */
+export const DEFAULT_UPSTREAM_BODY_LIMIT = 64 * 1024 * 1024;
+
+/** What a reader of `body` may buffer at once (see `HttpBody.bufferLimit`). */
+export function bufferLimitOf(body: HttpBody): number {
+  return body.bufferLimit ?? DEFAULT_UPSTREAM_BODY_LIMIT;
+}
+
+/** The `code` of an `UpstreamBodyTooLarge`. */
+export const UPSTREAM_BODY_TOO_LARGE = "MODELMUX_UPSTREAM_BODY_TOO_LARGE";
+
+/**
+ * A reply, or one event of a stream, outgrew `server.upstream_body_limit`: its reader stopped and
+ * the request was cancelled. `toUpstreamError` makes it a 502 naming the provider and the limit.
+ * Matched by its `code`, as undici's errors are.
+ */
+export class UpstreamBodyTooLarge extends Error {
+  readonly code = UPSTREAM_BODY_TOO_LARGE;
+
+  constructor(
+    /** The limit in bytes. */
+    readonly limit: number,
+    /** What outgrew it: a whole reply read as text, or one event of a stream. */
+    readonly part: "reply" | "event",
+  ) {
+    super(`The upstream sent ${part === "event" ? "an event" : "a reply"} larger than ${limit} bytes (server.upstream_body_limit).`);
+    this.name = "UpstreamBodyTooLarge";
+  }
 }
 
 /** What a body needs from the request it belongs to. */
@@ -28,6 +71,10 @@ export interface BodySource {
   pull(): void;
   /** The reader went away before the reply was complete: cancel the request. */
   cancel(reason: Error): void;
+  /** The reader has the stream's first event (`HttpBody.markStreaming`). */
+  streaming(): void;
+  /** The reply's `content-length`, when it sent one. */
+  declaredLength(): number | undefined;
 }
 
 /**
@@ -122,7 +169,10 @@ export class StreamedBody implements HttpBody, AsyncIterator<Buffer, undefined> 
   /** A `text()` waiting for the end; made only then. */
   private whole: Settlers<string> | undefined;
 
-  constructor(private readonly source: BodySource) {}
+  constructor(
+    private readonly source: BodySource,
+    readonly bufferLimit: number,
+  ) {}
 
   // --- the producer side (undici's callbacks) ---
 
@@ -131,6 +181,10 @@ export class StreamedBody implements HttpBody, AsyncIterator<Buffer, undefined> 
     if (this.state !== OPEN) return true;
     this.queue.push(chunk);
     this.queued += chunk.length;
+    if (this.collecting && this.queued > this.bufferLimit) {
+      this.overflow();
+      return true;
+    }
     if (this.read.resolve !== undefined && !this.delivering) {
       this.delivering = true;
       deliverSoon(this);
@@ -212,10 +266,12 @@ export class StreamedBody implements HttpBody, AsyncIterator<Buffer, undefined> 
     return DONE_PROMISE;
   }
 
+  /** Rejects with an `UpstreamBodyTooLarge`, at once, for a body that is or says it is over `bufferLimit`. */
   text(): Promise<string> {
     switch (this.state) {
       case COMPLETE:
         this.state = RELEASED;
+        if (this.queued > this.bufferLimit) return Promise.reject(this.tooLarge());
         return Promise.resolve(this.queue.length > 0 ? this.take().toString("utf8") : "");
       case FAILED:
         this.state = RELEASED;
@@ -224,6 +280,12 @@ export class StreamedBody implements HttpBody, AsyncIterator<Buffer, undefined> 
         return Promise.reject(new TypeError("The body was already read or destroyed."));
     }
     if (this.whole !== undefined || this.read.resolve !== undefined) return Promise.reject(new Error("The body is already being read."));
+    if (this.queued > this.bufferLimit || (this.source.declaredLength() ?? 0) > this.bufferLimit) {
+      // Nothing more is read: the request is cancelled before the rest can arrive.
+      const error = this.tooLarge();
+      this.destroy(error);
+      return Promise.reject(error);
+    }
     this.collecting = true;
     this.whole = { resolve: undefined, reject: undefined };
     const text = promiseOn(this.whole);
@@ -233,6 +295,10 @@ export class StreamedBody implements HttpBody, AsyncIterator<Buffer, undefined> 
 
   json(): Promise<unknown> {
     return this.text().then(parseJson);
+  }
+
+  markStreaming(): void {
+    if (this.state === OPEN) this.source.streaming();
   }
 
   destroy(error?: Error): void {
@@ -246,6 +312,21 @@ export class StreamedBody implements HttpBody, AsyncIterator<Buffer, undefined> 
     const reason = error ?? abortError();
     this.rejectWaiting(reason);
     this.source.cancel(reason);
+  }
+
+  private tooLarge(): UpstreamBodyTooLarge {
+    this.queue.length = 0;
+    this.queued = 0;
+    return new UpstreamBodyTooLarge(this.bufferLimit, "reply");
+  }
+
+  /** A `text()` outgrew the limit: it fails, what was queued is dropped, and the request is cancelled. */
+  private overflow(): void {
+    const error = this.tooLarge();
+    this.state = FAILED;
+    this.error = error;
+    this.rejectWaiting(error);
+    this.source.cancel(error);
   }
 
   /** Every queued chunk, as one buffer; the queue array is kept for reuse. */

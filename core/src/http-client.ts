@@ -7,11 +7,11 @@
  */
 import { Agent, UndiciError } from "./undici-parts.ts";
 import { ModelmuxError, upstreamError, upstreamTimeout } from "./errors.ts";
-import type { HttpBody } from "./http-body.ts";
-import { abortReasonOf, DispatchedRequest } from "./http-dispatch.ts";
+import { DEFAULT_UPSTREAM_BODY_LIMIT, UPSTREAM_BODY_TOO_LARGE, type HttpBody, type UpstreamBodyTooLarge } from "./http-body.ts";
+import { abortReasonOf, DEADLINE_CODE, DispatchedRequest } from "./http-dispatch.ts";
 import type { AbortHook } from "./http/abort-hook.ts";
 
-export type { HttpBody } from "./http-body.ts";
+export { bufferLimitOf, DEFAULT_UPSTREAM_BODY_LIMIT, UpstreamBodyTooLarge, type HttpBody } from "./http-body.ts";
 export type { AbortHook, AbortListener } from "./http/abort-hook.ts";
 
 export interface HttpRequest {
@@ -26,7 +26,11 @@ export interface HttpRequest {
    * call, or its body, with an error named `AbortError`, as an aborted signal does.
    */
   abort?: AbortHook;
-  /** Time allowed for the reply headers, and for each gap between body chunks. */
+  /**
+   * The call's timeout: from sending the request until its reply is complete, or, for a stream,
+   * until its reader has the first event (`HttpBody.markStreaming`); from then on, the longest gap
+   * between body chunks. Default 10 minutes.
+   */
   timeoutMs?: number;
   /** Names the provider in timeout and connection errors. */
   provider?: string;
@@ -49,12 +53,17 @@ export interface HttpClientOptions {
   keepAliveTimeout?: number;
   /** Upper bound of sockets per origin. */
   connections?: number;
+  /**
+   * The most read of one reply before its reader stops and the request is cancelled, in bytes: a
+   * whole `text()`/`json()`, one SSE event (`server.upstream_body_limit`). Default 64 MiB.
+   */
+  bufferLimit?: number;
 }
 
 /** The timeout of a request that names none: 10 minutes. */
 const DEFAULT_TIMEOUT_MS = 600_000;
 
-const TIMEOUT_CODES = new Set(["UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT", "UND_ERR_CONNECT_TIMEOUT"]);
+const TIMEOUT_CODES = new Set(["UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT", "UND_ERR_CONNECT_TIMEOUT", DEADLINE_CODE]);
 
 /** By code, not class: a plugin may bring its own copy of undici. */
 function isTimeout(error: unknown): boolean {
@@ -68,7 +77,8 @@ const isAbort = (error: unknown): boolean => error instanceof Error && error.nam
 
 /**
  * The one classifier for failures of an upstream call, before or during its body (contract §7):
- * a timeout is 504, a network or protocol failure 502. An abort by our own client, an error that is
+ * a timeout is 504, a network or protocol failure 502, a reply or event over
+ * `server.upstream_body_limit` 502 naming the limit. An abort by our own client, an error that is
  * already ours, and anything else (a bug: 500) are returned unchanged. The core applies it to
  * whatever a provider throws, so a plugin need not; a plugin calls it only to classify a failure
  * before wrapping it in its own message (`throw toUpstreamError(error, ctx.name, call.timeoutMs)`).
@@ -78,10 +88,19 @@ export function toUpstreamError(error: unknown, provider: string, timeoutMs: num
   if (isTimeout(error)) return upstreamTimeout(provider, timeoutMs);
   if (isAbort(error)) return error;
   const code = (error as { code?: unknown } | null)?.code;
+  if (code === UPSTREAM_BODY_TOO_LARGE) return tooLargeError(error as UpstreamBodyTooLarge, provider);
   if (error instanceof UndiciError || (typeof code === "string" && NETWORK_CODE.test(code))) {
     return upstreamError(`Provider '${provider}' failed: the connection broke (${typeof code === "string" ? code : (error as Error).message}).`, error);
   }
   return error;
+}
+
+/** 502 for a reply or an event past the limit: what was refused, and the key that allows more. */
+function tooLargeError({ limit, part }: UpstreamBodyTooLarge, provider: string): ModelmuxError {
+  const what = part === "event" ? "a stream event" : "a reply";
+  return upstreamError(
+    `Provider '${provider}' sent ${what} larger than the limit of ${limit} bytes (server.upstream_body_limit); the rest was not read. Raise server.upstream_body_limit if its replies are this large.`,
+  );
 }
 
 /**
@@ -150,6 +169,7 @@ export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
     pipelining: 1,
   });
   const splitUrl = createUrlSplitter();
+  const bufferLimit = options.bufferLimit ?? DEFAULT_UPSTREAM_BODY_LIMIT;
   return {
     request(req) {
       const timeoutMs = req.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -160,7 +180,7 @@ export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
       } catch (error) {
         return Promise.reject(toRequestFailure(error, req, timeoutMs));
       }
-      const handler = new DispatchedRequest(req, timeoutMs, toRequestFailure);
+      const handler = new DispatchedRequest(req, timeoutMs, bufferLimit, toRequestFailure);
       // Never throws: undici reports every failure, even of the options, to `handler.onError`.
       agent.dispatch(
         {
@@ -169,6 +189,7 @@ export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
           method: req.method ?? (req.body === undefined ? "GET" : "POST"),
           headers: req.headers,
           body: req.body,
+          // The handler's deadline bounds the whole wait; these bound each part of it, as before.
           headersTimeout: timeoutMs,
           bodyTimeout: timeoutMs,
         },

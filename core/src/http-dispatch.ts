@@ -2,8 +2,14 @@
  * One upstream request on undici's dispatcher API: the handler undici calls back (its legacy
  * `onConnect`/`onHeaders`/`onData`/`onComplete`/`onError` methods, which undici 7 calls without a
  * wrapper), and the reply it resolves with. One object per request does everything a request needs
- * — settle the caller's promise, feed the body, listen for the caller's abort — so the hot path
- * makes no closure, no Readable and no promise per layer.
+ * — settle the caller's promise, feed the body, listen for the caller's abort, keep the call's
+ * deadline — so the hot path makes no closure, no Readable and no promise per layer.
+ *
+ * The deadline (README, `timeout`): one timer per request, from its dispatch until the reply is
+ * complete or, for a stream, until its reader has the first event (`HttpBody.markStreaming`).
+ * undici's own timers bound each wait on its own (the headers; each gap between body chunks),
+ * which an upstream that drips a byte at a time never trips; the deadline bounds the whole wait.
+ * When it passes, the request is cancelled, which closes its connection.
  */
 import type { Dispatcher } from "undici";
 import { abortError, promiseOn, StreamedBody, type BodySource, type HttpBody, type Settlers } from "./http-body.ts";
@@ -11,6 +17,16 @@ import type { AbortListener, HttpRequest, HttpResponse } from "./http-client.ts"
 
 /** Turns a failure before the reply's headers into what the caller's promise rejects with. */
 export type RequestFailureMapper = (error: unknown, request: HttpRequest, timeoutMs: number) => unknown;
+
+/** The code of the error a request fails with when its deadline passes; `toUpstreamError` makes it a 504. */
+export const DEADLINE_CODE = "MODELMUX_UPSTREAM_DEADLINE";
+
+/** Node's timers take at most this many ms; a longer timeout is as good as none. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+function passDeadline(request: DispatchedRequest): void {
+  request.expire();
+}
 
 /** Why the caller went away: its signal's reason, as undici's own `request` reports it, or an `AbortError`. */
 export function abortReasonOf(request: HttpRequest): unknown {
@@ -66,17 +82,25 @@ export class DispatchedRequest implements Dispatcher.DispatchHandler, AbortListe
   private resumeReading: (() => void) | undefined;
   private body: StreamedBody | undefined;
   private listening = false;
+  /** Undefined once the reply is complete or failed, or its stream under way. */
+  private deadline: NodeJS.Timeout | undefined;
+  /** The deadline passed before undici gave us a way to cancel the request. */
+  private expired: Error | undefined;
+  private rawHeaders: Buffer[] | undefined;
 
   constructor(
     private readonly request: HttpRequest,
     private readonly timeoutMs: number,
+    private readonly bufferLimit: number,
     private readonly mapFailure: RequestFailureMapper,
   ) {
     this.response = promiseOn(this);
+    this.deadline = setTimeout(passDeadline, Math.min(timeoutMs, MAX_TIMER_MS), this);
   }
 
   onConnect(abort: (error?: Error) => void): void {
     const { abort: hook, signal } = this.request;
+    if (this.expired !== undefined) return abort(this.expired);
     // Gone while the request waited for a connection: cancel it before a byte is sent.
     if (hook?.aborted || signal?.aborted) return abort(abortReasonOf(this.request) as Error);
     this.abortRequest = abort;
@@ -89,7 +113,8 @@ export class DispatchedRequest implements Dispatcher.DispatchHandler, AbortListe
   onHeaders(status: number, rawHeaders: Buffer[], resume: () => void): boolean {
     if (status < 200) return true; // 1xx: the reply is still to come
     this.resumeReading = resume;
-    const body = new StreamedBody(this);
+    this.rawHeaders = rawHeaders;
+    const body = new StreamedBody(this, this.bufferLimit);
     this.body = body;
     const resolve = this.resolve!;
     this.resolve = this.reject = undefined;
@@ -103,11 +128,13 @@ export class DispatchedRequest implements Dispatcher.DispatchHandler, AbortListe
 
   onComplete(): void {
     this.stopListening();
+    this.endDeadline();
     this.body!.end();
   }
 
   onError(error: Error): void {
     this.stopListening();
+    this.endDeadline();
     if (this.body !== undefined) return this.body.fail(error);
     const reject = this.reject;
     if (reject === undefined) return;
@@ -132,6 +159,43 @@ export class DispatchedRequest implements Dispatcher.DispatchHandler, AbortListe
 
   cancel(reason: Error): void {
     this.abortRequest?.(reason);
+  }
+
+  streaming(): void {
+    this.endDeadline();
+  }
+
+  declaredLength(): number | undefined {
+    const raw = this.rawHeaders;
+    if (raw === undefined) return undefined;
+    for (let i = 0; i + 1 < raw.length; i += 2) {
+      const name = raw[i]!;
+      if (name.length === 14 && name.toString("latin1").toLowerCase() === "content-length") {
+        const length = Number(raw[i + 1]!.toString("latin1"));
+        return Number.isFinite(length) ? length : undefined;
+      }
+    }
+    return undefined;
+  }
+
+  /** The deadline passed: the request fails as undici's own timeouts fail it, and its connection is closed. */
+  expire(): void {
+    this.deadline = undefined;
+    const error = Object.assign(new Error(`No complete reply within ${this.timeoutMs} ms.`), { code: DEADLINE_CODE });
+    if (this.abortRequest !== undefined) return this.abortRequest(error);
+    // Still waiting for a connection: the caller hears now; `onConnect` cancels the request later.
+    this.expired = error;
+    this.stopListening();
+    const reject = this.reject;
+    if (reject === undefined) return;
+    this.resolve = this.reject = undefined;
+    reject(this.mapFailure(error, this.request, this.timeoutMs));
+  }
+
+  private endDeadline(): void {
+    if (this.deadline === undefined) return;
+    clearTimeout(this.deadline);
+    this.deadline = undefined;
   }
 
   private stopListening(): void {

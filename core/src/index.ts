@@ -50,6 +50,7 @@ export {
   type ProviderErrorInit,
 } from "./errors.ts";
 export { createHttpClient, headerValue, toBodyReadError, toUpstreamError, type AbortHook, type AbortListener, type HttpBody, type HttpClient, type HttpRequest, type HttpResponse } from "./http-client.ts";
+export { bufferLimitOf, UpstreamBodyTooLarge } from "./http-client.ts";
 export {
   postUpstream,
   sendUpstream,

@@ -38,7 +38,7 @@ export interface RouterOptions {
   env?: NodeJS.ProcessEnv;
   /** A logger to use instead of one made from `config.logging`. */
   logger?: Logger;
-  /** The HTTP client plugins get. Default: a new keep-alive undici client. */
+  /** The HTTP client plugins get. Default: a new keep-alive undici client that reads at most `server.upstream_body_limit` of a reply. */
   http?: HttpClient;
   /** Plugin definitions by reference, used instead of importing (`{ "my-provider": myPlugin }`). */
   plugins?: Record<string, PluginDefinition>;
@@ -77,7 +77,7 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
   const { keys, generated } = resolveApiKeys(checked);
   const jwt = resolveJwt(checked);
   const originPolicy = resolveOriginPolicy(checked);
-  const http = options.http ?? createHttpClient();
+  const http = options.http ?? createHttpClient({ bufferLimit: settings.upstreamBodyLimit });
   const closeHttp = () => (options.http ? Promise.resolve() : http.close());
 
   const setupContext = { baseDir: options.baseDir ?? process.cwd(), env, logger, http, plugins: options.plugins ?? {} };

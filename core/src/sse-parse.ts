@@ -4,15 +4,27 @@
  */
 import { createParser, type EventSourceMessage, type ParseError } from "eventsource-parser";
 import { StringDecoder } from "node:string_decoder";
-import type { HttpBody } from "./http-body.ts";
+import { bufferLimitOf, UpstreamBodyTooLarge, type HttpBody } from "./http-body.ts";
 
 export type { EventSourceMessage };
 
-/** A single SSE event may not grow past this; a provider that streams more is broken. */
-const MAX_EVENT_BYTES = 8 * 1024 * 1024;
+/**
+ * The `onError` of an eventsource-parser whose `maxBufferSize` is `limit` (a body's
+ * `bufferLimitOf`): an event past it ends the stream with an `UpstreamBodyTooLarge` (502 naming
+ * `server.upstream_body_limit`); other (field) errors are ignored, as the SSE spec says.
+ */
+export function eventSizeGuard(limit: number): (error: ParseError) => void {
+  return throwIfTooLarge.bind(limit);
+}
+
+function throwIfTooLarge(this: number, error: ParseError): void {
+  if (error.type === "max-buffer-size-exceeded") throw new UpstreamBodyTooLarge(this, "event");
+}
 
 /**
- * Yields each event of an SSE body as it arrives.
+ * Yields each event of an SSE body as it arrives. An event over the body's `bufferLimit` ends it
+ * with an `UpstreamBodyTooLarge`; once the first event is read, the call's timeout bounds only the
+ * gaps between chunks (`HttpBody.markStreaming`).
  * @example
  * for await (const { event, data } of readSseEvents(res.body)) if (data !== "[DONE]") handle(JSON.parse(data));
  */
@@ -29,8 +41,9 @@ export async function* readSseEvents(body: HttpBody): AsyncGenerator<EventSource
  */
 export async function* readSseEventBatches(body: HttpBody): AsyncGenerator<EventSourceMessage[]> {
   const pending: EventSourceMessage[] = [];
+  const limit = bufferLimitOf(body);
   // No closures made per body: under tsx every named function made costs a `defineProperty`.
-  const parser = createParser({ maxBufferSize: MAX_EVENT_BYTES, onEvent: pending.push.bind(pending), onError: throwIfTooLarge });
+  const parser = createParser({ maxBufferSize: limit, onEvent: pending.push.bind(pending), onError: eventSizeGuard(limit) });
   // Decoded here, not by the body; StringDecoder keeps a multi-byte character that is split across
   // two chunks whole. (A test's Readable may yield strings.)
   const decoder = new StringDecoder("utf8");
@@ -39,6 +52,7 @@ export async function* readSseEventBatches(body: HttpBody): AsyncGenerator<Event
   const chunks: AsyncIterator<Buffer | string> = body[Symbol.asyncIterator]();
   // True while a read is awaited and after the body ended or failed: then there is nothing to release.
   let settled = false;
+  let started = false;
   try {
     for (;;) {
       settled = true;
@@ -46,9 +60,19 @@ export async function* readSseEventBatches(body: HttpBody): AsyncGenerator<Event
       if (step.done === true) break;
       settled = false;
       const chunk = step.value;
-      // Throws (through `throwIfTooLarge`) when an event outgrows the limit.
-      parser.feed(typeof chunk === "string" ? chunk : decoder.write(chunk));
+      try {
+        parser.feed(typeof chunk === "string" ? chunk : decoder.write(chunk));
+      } catch (error) {
+        // An event outgrew the limit (`eventSizeGuard`): nothing more is read.
+        settled = true;
+        body.destroy();
+        throw error;
+      }
       if (pending.length === 0) continue;
+      if (!started) {
+        started = true;
+        body.markStreaming?.();
+      }
       const events = pending.slice();
       pending.length = 0;
       yield events;
@@ -57,11 +81,6 @@ export async function* readSseEventBatches(body: HttpBody): AsyncGenerator<Event
   } finally {
     if (!settled) void release(chunks, body);
   }
-}
-
-/** The parser's `onError`: an event past the limit ends the stream; other (field) errors are ignored. */
-function throwIfTooLarge(error: ParseError): void {
-  if (error.type === "max-buffer-size-exceeded") throw error;
 }
 
 /**

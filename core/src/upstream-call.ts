@@ -5,6 +5,7 @@
  * and reply mapping, and how an error body reads (`toError`).
  */
 import { upstreamError, type ModelmuxError } from "./errors.ts";
+import { UPSTREAM_BODY_TOO_LARGE } from "./http-body.ts";
 import { toBodyReadError, type HttpRequest, type HttpResponse } from "./http-client.ts";
 import type { PluginContext, ProviderCall } from "./plugin.ts";
 
@@ -34,7 +35,8 @@ export interface UpstreamRequest {
  * away: `call.abort` when the core gave one, else `call.signal`), its timeout, and `ctx.name` for
  * the core's timeout and connection errors. A reply with a status below 300 is returned with its
  * body unread; any other is thrown as `toError` maps it, after a debug log line with the request id
- * and the mapped (redacted) message, never the body or the headers.
+ * and the mapped (redacted) message, never the body or the headers. An error body over
+ * `server.upstream_body_limit` is not read: a 502 naming the limit is thrown instead.
  * @example
  * const res = await postUpstream(ctx, call, {
  *   url: `${base}/v2/generate`,
@@ -66,16 +68,23 @@ export async function sendUpstream(ctx: PluginContext, call: Pick<ProviderCall, 
   else req.signal = call.signal;
   const res = await ctx.http.request(req);
   if (res.status < 300) return res;
-  // The body only improves the message: a reply that breaks off still gets its status mapped.
-  const text = await res.body.text().catch(() => "");
+  let text = "";
+  try {
+    text = await res.body.text();
+  } catch (error) {
+    // One over `server.upstream_body_limit` is a 502 that names the limit; any other failure of
+    // the body only costs the message: the status is still mapped.
+    if ((error as { code?: unknown } | null)?.code === UPSTREAM_BODY_TOO_LARGE) throw toBodyReadError(error, ctx.name, call.timeoutMs);
+  }
   const error = request.toError({ status: res.status, text, headers: res.headers });
   ctx.logger.debug(`upstream replied ${res.status} to ${call.requestId}: ${error.message}`);
   throw error;
 }
 
 /**
- * Reads a 200 reply's whole body as text. A body that stalls past the call's timeout is a 504, one
- * that breaks off a 502 (`toBodyReadError`); the client's own abort is rethrown as is.
+ * Reads a 200 reply's whole body as text. A reply not complete within the call's timeout is a 504,
+ * one that breaks off or outgrows `server.upstream_body_limit` a 502 (`toBodyReadError`); the
+ * client's own abort is rethrown as is.
  * @example
  * const res = await postUpstream(ctx, call, { url, headers, body, toError });
  * return parseReplyText(await readUpstreamText(ctx, call, res), { provider: ctx.name, model: call.model });

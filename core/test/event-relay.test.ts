@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { openEventRelay, type EventRelayOptions } from "../src/chat/event-relay.ts";
 import { chatStreamFrames } from "../src/chat/stream-frames.ts";
-import { ModelmuxError, upstreamError } from "../src/errors.ts";
+import { ModelmuxError } from "../src/errors.ts";
 import { replyBody } from "../src/responses/reply-body.ts";
 import { toUpstreamError } from "../src/http-client.ts";
 import type { ChatStreamItem, Usage } from "../src/types/chat.ts";
@@ -214,9 +214,16 @@ describe("openEventRelay", () => {
     expect(body.destroyed).toBe(true);
   });
 
-  it("refuses an event larger than 8 MiB instead of buffering it", async () => {
-    const huge = Buffer.alloc(9 * 1024 * 1024, 0x61);
-    const relay = await viaRelay([Buffer.from("data: "), huge]);
-    expect(relay.thrown).toEqual(upstreamError("the upstream sent an event larger than 8 MiB"));
+  it("refuses an event larger than the body's limit (server.upstream_body_limit) instead of buffering it", async () => {
+    for (const lineEnd of ["\n", "\r\n"]) {
+      const body = Object.assign(replyBody([Buffer.from(`data: {}${lineEnd}${lineEnd}data: `), Buffer.alloc(2048, 0x61)]), { bufferLimit: 1024 });
+      const frames = await openEventRelay({ body, errorOf: () => undefined }, { ...OPTIONS, includeUsage: false, keepServiceTier: false });
+      const text = (await frames.next()).value as string;
+      expect(text).toBe("data: {}\n\n");
+      const last = (await frames.next()).value as string;
+      expect(JSON.parse(last.slice(6))).toMatchObject({ error: { code: "upstream_error", message: expect.stringContaining("larger than the limit of 1024 bytes (server.upstream_body_limit)") } });
+      expect((await frames.next()).done).toBe(true);
+      expect(body.destroyed).toBe(true);
+    }
   });
 });

@@ -9,6 +9,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo, Socket } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ModelmuxError } from "../src/errors.ts";
+import { UPSTREAM_BODY_TOO_LARGE } from "../src/http-body.ts";
 import { createHttpClient, headerValue, toBodyReadError, type AbortHook, type AbortListener, type HttpBody, type HttpRequest } from "../src/http-client.ts";
 import { readSseEventBatches } from "../src/sse-parse.ts";
 
@@ -84,6 +85,34 @@ function startUpstream() {
       const timer = setInterval(() => res.write(sseEvent(i++)), 10);
       res.on("close", () => clearInterval(timer));
       return void res.write(sseEvent(i++));
+    }
+    if (path === "/big-json") return void res.writeHead(200, { "content-type": "application/json" }).end(`"${"a".repeat(256 * 1024)}"`);
+    if (path === "/declared-stall") {
+      // Says 10 MB are coming, sends a few bytes, then nothing: only the content-length can refuse it in time.
+      return void res.writeHead(200, { "content-type": "application/json", "content-length": 10 * 1024 * 1024 }).write('{"partial":');
+    }
+    if (path === "/endless-body" || path === "/sse-huge-event") {
+      res.writeHead(200, { "content-type": path === "/endless-body" ? "application/json" : "text/event-stream" });
+      if (path === "/sse-huge-event") res.write(sseEvent(0) + "data: ");
+      const filler = Buffer.alloc(CHUNK, 0x61);
+      const writeMore = () => {
+        while (!res.destroyed && res.write(filler));
+        if (!res.destroyed) res.once("drain", writeMore);
+      };
+      return writeMore();
+    }
+    if (path.startsWith("/drip")) {
+      // `/drip`: a JSON body a byte every 50 ms; `/drip-sse`: an SSE event every 100 ms, 15 in all.
+      const sse = path === "/drip-sse";
+      res.writeHead(200, { "content-type": sse ? "text/event-stream" : "application/json" }).flushHeaders();
+      const parts = sse ? Array.from({ length: 15 }, (_, i) => sseEvent(i)) : [...`{"text":"${"a".repeat(200)}"}`];
+      let i = 0;
+      const timer = setInterval(() => {
+        if (i < parts.length) return void res.write(parts[i++]);
+        clearInterval(timer);
+        res.end();
+      }, sse ? 100 : 50);
+      return void res.on("close", () => clearInterval(timer));
     }
     if (path === "/stall-body") return void res.writeHead(200, { "content-type": "application/json" }).write('{"partial":');
     if (path === "/reset-body") {
@@ -391,5 +420,92 @@ describe("readSseEventBatches over the client", () => {
     expect(await read(res.body)).toHaveLength(20);
     expect(await within(upstream.seen[0]!.closedEarly, 250)).toBe(true);
     expect(res.body.destroyed).toBe(true);
+  });
+});
+
+describe("the limit on what is buffered of a reply (server.upstream_body_limit)", () => {
+  const LIMIT = 64 * 1024;
+  const limited = createHttpClient({ bufferLimit: LIMIT });
+  const getLimited = (path: string) => limited.request({ url: `${base}${path}`, timeoutMs: 5_000, provider: "acme" });
+  afterAll(() => limited.close());
+
+  /** Maps `error` as the core does, and checks it is the 502 that names the limit. */
+  const expectNamesTheLimit = (error: unknown, part: "a reply" | "a stream event") => {
+    expect(error).toMatchObject({ code: UPSTREAM_BODY_TOO_LARGE, limit: LIMIT });
+    expect(toBodyReadError(error, "acme", 5_000)).toMatchObject({
+      status: 502,
+      code: "upstream_error",
+      message: `Provider 'acme' sent ${part} larger than the limit of ${LIMIT} bytes (server.upstream_body_limit); the rest was not read. Raise server.upstream_body_limit if its replies are this large.`,
+    });
+  };
+
+  it("text() refuses a reply past the limit and closes its request", async () => {
+    const res = await getLimited("/big-json");
+    expectNamesTheLimit(await rejection(res.body.text()), "a reply");
+    expect(res.body.destroyed).toBe(true);
+    // The same reply through the default client (64 MiB) is read whole.
+    expect(((await (await get("/big-json")).body.json()) as string).length).toBe(256 * 1024);
+  });
+
+  it("text() refuses at once a reply whose content-length is past the limit, before its body comes", async () => {
+    const res = await getLimited("/declared-stall");
+    expectNamesTheLimit(await rejection(res.body.text()), "a reply");
+    expect(await within(upstream.seen[0]!.closedEarly, 1_000)).toBe(true);
+  });
+
+  it("text() stops reading a reply that never ends, and closes its request", async () => {
+    const res = await getLimited("/endless-body");
+    expectNamesTheLimit(await rejection(res.body.text()), "a reply");
+    expect(await within(upstream.seen[0]!.closedEarly, 1_000)).toBe(true);
+  });
+
+  it("does not limit a body read by iteration: a stream as a whole may be longer", async () => {
+    let size = 0;
+    for await (const chunk of (await getLimited("/big")).body) size += chunk.length;
+    expect(size).toBe(CHUNK * BIG_CHUNKS);
+  });
+
+  it("readSseEventBatches refuses one event past the limit after the events before it, and closes the request", async () => {
+    const seen: string[] = [];
+    const error = await rejection(
+      (async () => {
+        for await (const batch of readSseEventBatches((await getLimited("/sse-huge-event")).body)) for (const event of batch) seen.push(event.data);
+      })(),
+    );
+    expect(seen).toEqual(['{"i":0}']);
+    expectNamesTheLimit(error, "a stream event");
+    expect(await within(upstream.seen[0]!.closedEarly, 1_000)).toBe(true);
+  });
+});
+
+describe("the timeout bounds the whole wait (README: timeout)", () => {
+  const TIMEOUT = 500;
+  const getQuick = (path: string) => get(path, { timeoutMs: TIMEOUT });
+  const expectTimeout = (error: unknown) => expect(toBodyReadError(error, "acme", TIMEOUT)).toMatchObject({ status: 504, code: "upstream_timeout" });
+
+  it("cuts a body read by text() that drips past the timeout, and closes its request", async () => {
+    const started = Date.now();
+    expectTimeout(await rejection((await getQuick("/drip")).body.text()));
+    // The drip takes 10 s to the end; the cut comes at the timeout, give or take a loaded machine.
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(await within(upstream.seen[0]!.closedEarly, 1_000)).toBe(true);
+  });
+
+  it("cuts a body read by iteration whose reader never marks a stream under way", async () => {
+    const res = await getQuick("/drip");
+    expectTimeout(
+      await rejection(
+        (async () => {
+          for await (const _ of res.body);
+        })(),
+      ),
+    );
+    expect(await within(upstream.seen[0]!.closedEarly, 1_000)).toBe(true);
+  });
+
+  it("once a stream's first event is read, bounds only each gap: a stream longer than the timeout is read whole", async () => {
+    const data: string[] = [];
+    for await (const batch of readSseEventBatches((await getQuick("/drip-sse")).body)) for (const event of batch) data.push(event.data);
+    expect(data).toHaveLength(15);
   });
 });

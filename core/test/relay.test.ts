@@ -1,12 +1,13 @@
 /**
  * The responses relay: bytes pass unchanged, only whole events go out, a mid-stream failure ends
- * with one clean error event, and the terminal event's usage is found.
+ * with one clean error event, the terminal event's usage is found, and neither a JSON reply nor
+ * one event may outgrow the body's limit.
  */
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { upstreamTimeout } from "../src/errors.ts";
-import type { HttpBody } from "../src/http-client.ts";
-import { relaySse, usageOfEvent, type RelayOptions } from "../src/responses/relay.ts";
+import { toUpstreamError, type HttpBody } from "../src/http-client.ts";
+import { openSseRelay, readReplyBytes, usageOfEvent, type RelayOptions } from "../src/responses/relay.ts";
 import type { Usage } from "../src/types/chat.ts";
 
 const completed = (usage = { input_tokens: 7, output_tokens: 5, total_tokens: 12 }) =>
@@ -14,32 +15,34 @@ const completed = (usage = { input_tokens: 7, output_tokens: 5, total_tokens: 12
 const delta = (text: string) => `event: response.output_text.delta\ndata: ${JSON.stringify({ type: "response.output_text.delta", delta: text })}\n\n`;
 
 /** Feeds `parts` (then an error, if given) into a body and collects what the relay sends. */
-async function relay(parts: Array<string | Buffer>, failWith?: Error) {
-  const body = new PassThrough() as unknown as HttpBody & PassThrough;
+async function relay(parts: Array<string | Buffer>, failWith?: Error, bufferLimit?: number) {
+  const body = Object.assign(new PassThrough(), bufferLimit === undefined ? {} : { bufferLimit }) as unknown as HttpBody & PassThrough;
   const ended: Array<Usage | undefined> = [];
   const errors: unknown[] = [];
   const options: RelayOptions = {
-    classify: (error) => (error === failWith ? upstreamTimeout("openai", 1000) : error),
+    classify: (error) => (error === failWith ? upstreamTimeout("openai", 1000) : toUpstreamError(error, "openai", 1000)),
     clientGone: () => false,
     onEnd: (usage) => ended.push(usage),
     onError: (error) => errors.push(error),
   };
-  const frames = relaySse(body, options);
+  const opening = openSseRelay(body, options);
   const out: Buffer[] = [];
+  let thrown: unknown;
   const reading = (async () => {
-    for await (const frame of frames) out.push(Buffer.from(frame));
-  })();
+    for await (const frame of await opening) out.push(Buffer.from(frame));
+  })().catch((error: unknown) => void (thrown = error));
   for (const part of parts) {
+    if (body.destroyed) break;
     body.write(part);
     await new Promise((resolve) => setImmediate(resolve));
   }
   if (failWith) body.destroy(failWith);
   else body.end();
   await reading;
-  return { out, text: Buffer.concat(out).toString("utf8"), ended, errors, destroyed: body.destroyed };
+  return { out, text: Buffer.concat(out).toString("utf8"), ended, errors, destroyed: body.destroyed, thrown };
 }
 
-describe("relaySse", () => {
+describe("openSseRelay", () => {
   it("passes the bytes through unchanged and reads the final usage", async () => {
     const stream = delta("Hel") + delta("lo") + completed();
     const { text, ended, errors } = await relay([delta("Hel"), delta("lo"), completed()]);
@@ -85,6 +88,37 @@ describe("relaySse", () => {
     expect(data).toMatchObject({ type: "error", code: "upstream_timeout", error: { type: "api_error", code: "upstream_timeout" } });
     expect(errors).toHaveLength(1);
     expect(destroyed).toBe(true);
+  });
+
+  it("holds an event sent a byte at a time up to the limit, and passes it on whole", async () => {
+    const event = delta("x".repeat(4000));
+    const { text, out } = await relay([...Buffer.from(event + completed())].map((byte) => Buffer.of(byte)), undefined, 8 * 1024);
+    expect(text).toBe(event + completed());
+    expect(out).toHaveLength(2);
+  });
+
+  it("refuses a first event past the limit: opening throws the 502 that names it", async () => {
+    const { thrown, out, destroyed } = await relay(["data: ", "x".repeat(600), "x".repeat(600)], undefined, 1024);
+    expect(out).toEqual([]);
+    expect(thrown).toMatchObject({ status: 502, message: expect.stringContaining("sent a stream event larger than the limit of 1024 bytes (server.upstream_body_limit)") });
+    expect(destroyed).toBe(true);
+  });
+
+  it("ends the stream with its error event when a later event is past the limit", async () => {
+    const { text, errors, destroyed } = await relay([delta("ok"), "data: ", "x".repeat(600), "x".repeat(600)], undefined, 1024);
+    expect(text.startsWith(delta("ok") + "event: error\n")).toBe(true);
+    expect(text).toContain("server.upstream_body_limit");
+    expect(errors).toHaveLength(1);
+    expect(destroyed).toBe(true);
+  });
+
+  it("readReplyBytes reads a JSON reply up to the limit, and refuses and destroys one past it", async () => {
+    const body = (parts: string[]) => Object.assign(PassThrough.from(parts.map((part) => Buffer.from(part))), { bufferLimit: 1024 }) as unknown as HttpBody & PassThrough;
+    expect((await readReplyBytes(body(["{", "}"]))).toString()).toBe("{}");
+    const big = body(["x".repeat(600), "x".repeat(600), "x".repeat(600)]);
+    const error = await readReplyBytes(big).catch((e: unknown) => e);
+    expect(toUpstreamError(error, "openai", 1000)).toMatchObject({ status: 502, message: expect.stringContaining("sent a reply larger than the limit of 1024 bytes") });
+    expect(big.destroyed).toBe(true);
   });
 
   it("usageOfEvent ignores events that are not terminal", () => {

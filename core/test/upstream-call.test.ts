@@ -155,6 +155,7 @@ describe("over the real client and a node:http upstream", () => {
       req.on("end", () => {
         if (req.url === "/echo") return void res.writeHead(200, { "content-type": "application/json" }).end(Buffer.concat(chunks));
         if (req.url === "/error") return void res.writeHead(400, { "content-type": "application/json" }).end('{"detail":"bad model"}');
+        if (req.url === "/big-error") return void res.writeHead(400, { "content-type": "application/json" }).end(`{"detail":"${"x".repeat(64 * 1024)}"}`);
         res.writeHead(200, { "content-type": "application/json" }).write('{"partial":');
         // `/stall` never ends; `/break` drops the connection mid-body.
         if (req.url === "/break") setTimeout(() => res.destroy(), 20);
@@ -180,6 +181,17 @@ describe("over the real client and a node:http upstream", () => {
 
   it("maps an error reply with its body text", async () => {
     expect(await rejection(post("/error"))).toMatchObject({ status: 400, type: "invalid_request_error", message: 'acme: {"detail":"bad model"}' });
+  });
+
+  it("answers an error reply whose body is past the limit with a 502 naming the limit", async () => {
+    const limited = createHttpClient({ bufferLimit: 1024 });
+    try {
+      const c = call();
+      const error = await rejection(postUpstream(context(limited).ctx, c, { url: `${url}/big-error`, headers: { "content-type": "application/json" }, body: {}, toError }));
+      expect(error).toMatchObject({ status: 502, code: "upstream_error", message: expect.stringContaining("Provider 'acme' sent a reply larger than the limit of 1024 bytes (server.upstream_body_limit)") });
+    } finally {
+      await limited.close();
+    }
   });
 
   it("makes a body that stalls past the timeout a 504, and one that breaks off a 502", async () => {

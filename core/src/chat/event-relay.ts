@@ -10,11 +10,13 @@
  * A block that is not plain `data: …` lines (CR line ends, `event:`/`id:` fields, comments,
  * multi-line data) is read by eventsource-parser instead, event by event, with the same rules.
  */
-import { createParser, type EventSourceMessage, type ParseError } from "eventsource-parser";
+import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { StringDecoder } from "node:string_decoder";
 import { toModelmuxError, upstreamError } from "../errors.ts";
+import { bufferLimitOf, UpstreamBodyTooLarge } from "../http-body.ts";
 import { toBodyReadError } from "../http-client.ts";
 import type { ChatEventStream } from "../plugin.ts";
+import { eventSizeGuard } from "../sse-parse.ts";
 import type { ChatStreamItem, Usage } from "../types/chat.ts";
 import { sseData } from "../utils/sse-write.ts";
 import { removeServiceTier } from "./service-tier.ts";
@@ -45,8 +47,6 @@ export interface EventRelayOptions {
 const DONE_FRAME = "data: [DONE]\n\n";
 const LF2 = Buffer.from("\n\n");
 const CR = 13;
-/** One event may not grow past this; an upstream that streams more without a break is broken. */
-const MAX_EVENT_BYTES = 8 * 1024 * 1024;
 
 /** An error payload always has the token `"error"`; in a chunk's text its quotes would be escaped. `rror"` is searched first: its first letter is rarer. */
 const MAY_BE_ERROR_TAIL = 'rror"';
@@ -115,7 +115,9 @@ class EventRelay {
     const bytes = this.held ? Buffer.concat([this.held, chunk]) : chunk;
     const end = bytes.lastIndexOf(LF2);
     if (end < 0) {
-      if (bytes.length > MAX_EVENT_BYTES) throw upstreamError("the upstream sent an event larger than 8 MiB");
+      // One event may not outgrow `server.upstream_body_limit`.
+      const limit = bufferLimitOf(this.stream.body);
+      if (bytes.length > limit) throw new UpstreamBodyTooLarge(limit, "event");
       this.held = bytes;
       return { text: "", done: false };
     }
@@ -206,7 +208,8 @@ class EventRelay {
    * events it completes after `text`, the relayed text of this read so far.
    */
   private parseEvents(input: string, text = ""): BlockResult {
-    this.parser ??= createParser({ maxBufferSize: MAX_EVENT_BYTES, onEvent: (event) => this.parsed.push(event), onError: throwIfTooLarge });
+    const limit = bufferLimitOf(this.stream.body);
+    this.parser ??= createParser({ maxBufferSize: limit, onEvent: (event) => this.parsed.push(event), onError: eventSizeGuard(limit) });
     this.parser.feed(input);
     const events = this.parsed;
     this.parsed = [];
@@ -254,11 +257,6 @@ function destroyUnlessEnded(waiting: { body: ChatEventStream["body"]; ended: boo
   if (!waiting.ended && !waiting.body.destroyed) waiting.body.destroy();
 }
 
-/** The parser's `onError`: an event past the limit ends the stream; other (field) errors are ignored. */
-function throwIfTooLarge(error: ParseError): void {
-  if (error.type === "max-buffer-size-exceeded") throw error;
-}
-
 /**
  * Opens the relay: reads until the first chunks (or the end) before returning, so that a failure
  * before any event still becomes an error reply with its status; the frames that follow never
@@ -273,6 +271,8 @@ export async function openEventRelay(stream: ChatEventStream, options: EventRela
     relay.release();
     throw error;
   }
+  // The first event is here: from now on the call's timeout bounds each gap, not the whole reply.
+  stream.body.markStreaming?.();
   return relayFrames(relay, first, options);
 }
 

@@ -16,6 +16,8 @@ export interface ServerSettings {
   /** Time to receive a request's headers and body; 0 is no limit. */
   requestTimeoutMs: number;
   maxConnections: number;
+  /** `server.upstream_body_limit` in bytes. */
+  upstreamBodyLimit: number;
 }
 
 export function resolveServer(config: ModelmuxConfig): ServerSettings {
@@ -29,6 +31,7 @@ export function resolveServer(config: ModelmuxConfig): ServerSettings {
     requestTimeoutMs: parseTimer(server.request_timeout ?? "60s", "server.request_timeout"),
     // Room for a thousand long streams and the load beside them, below common open-file limits.
     maxConnections: server.max_connections ?? 4096,
+    upstreamBodyLimit: parseSize(server.upstream_body_limit ?? "64mb"),
   };
 }
 

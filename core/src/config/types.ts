@@ -79,6 +79,8 @@ export interface ModelmuxConfig {
     max_connections?: number;
     public_url?: string;
     trusted_proxies?: string[];
+    /** The most read of one upstream reply: a JSON or error body, one SSE event. Default 64mb. */
+    upstream_body_limit?: Size;
   };
   logging?: { level?: "silent" | "error" | "warn" | "info" | "debug"; format?: "pretty" | "json" };
   auth?: {

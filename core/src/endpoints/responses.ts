@@ -15,7 +15,7 @@ import { bytesReply, sseReply, type Reply } from "../http/reply.ts";
 import type { ForwardReply, ForwardRequest } from "../plugin.ts";
 import { providerCall } from "../provider-call.ts";
 import { acquireRateLimit, settleAfterStream, tokenReservation, type TokenReservation } from "../rate-limit/acquire.ts";
-import { relaySse } from "../responses/relay.ts";
+import { openSseRelay, readReplyBytes } from "../responses/relay.ts";
 import { usageOfResponseText } from "../responses/usage.ts";
 import type { Usage } from "../types/chat.ts";
 import { readJsonBody } from "../utils/read-body.ts";
@@ -61,20 +61,22 @@ export function createResponsesHandlers(ctx: AppContext) {
     };
 
     if (EVENT_STREAM.test(reply.contentType)) {
-      const frames = relaySse(reply.body, {
-        classify: (error) => toBodyReadError(error, provider, timeoutMs),
+      // The headers go once the first event is here: a failure before it is an error reply.
+      const frames = await openSseRelay(reply.body, {
+        classify: (error: unknown) => toBodyReadError(error, provider, timeoutMs),
         clientGone: () => x.abort.aborted,
         onEnd: settle,
-        onError: (error) => ctx.logger.warn(`responses stream from ${provider} failed mid-way`, { request_id: x.requestId }, error),
+        onError: (error: unknown) => ctx.logger.warn(`responses stream from ${provider} failed mid-way`, { request_id: x.requestId }, error),
+      }).catch((error: unknown) => {
+        grant.settle();
+        throw error;
       });
       return sseReply({ ...SSE_HEADERS, ...grant.headers }, settleAfterStream(frames, () => grant.settle(usage)));
     }
 
     let body: Buffer;
     try {
-      const chunks: Buffer[] = [];
-      for await (const chunk of reply.body as AsyncIterable<Buffer>) chunks.push(chunk);
-      body = Buffer.concat(chunks);
+      body = await readReplyBytes(reply.body);
     } catch (error) {
       grant.settle();
       throw toBodyReadError(error, provider, timeoutMs);

@@ -1,21 +1,22 @@
 /**
  * Relaying a forwarded reply (the responses API, contract §4) to the client byte for byte: a JSON
- * body as received; an SSE body chunk by chunk as it arrives, never parsed or re-serialised.
+ * body as received (`readReplyBytes`); an SSE body chunk by chunk as it arrives, never parsed or
+ * re-serialised (`openSseRelay`).
  *
- * Two things are still seen on the way, at almost no cost:
+ * Three things are still seen on the way, at almost no cost:
  * - Event boundaries, by a native `lastIndexOf` per chunk: only whole events are passed on, so when
  *   the upstream breaks off mid-event the client never gets half an event glued to our error event.
  * - The final usage, for rate limits and logs: the stream's last event (`response.completed`,
  *   `.incomplete` or `.failed`, before any `[DONE]`) is kept as a slice and parsed once at the end.
+ * - Sizes: a JSON body, or one event, may not outgrow `server.upstream_body_limit` (the body's
+ *   `bufferLimit`); the stream as a whole is not limited.
  */
 import { ModelmuxError, upstreamError } from "../errors.ts";
+import { bufferLimitOf, UpstreamBodyTooLarge } from "../http-body.ts";
 import type { HttpBody } from "../http-client.ts";
 import type { Usage } from "../types/chat.ts";
 import type { SseFrame } from "../utils/sse-write.ts";
 import { usageOfEventData } from "./usage.ts";
-
-/** One event may not grow past this; an upstream that streams more without a break is broken. */
-const MAX_EVENT_BYTES = 8 * 1024 * 1024;
 
 const LF2 = Buffer.from("\n\n");
 const CRLF2 = Buffer.from("\r\n\r\n");
@@ -77,28 +78,137 @@ export function errorEvent(error: ModelmuxError): string {
 }
 
 /**
- * The frames to send for an upstream SSE body: its bytes in whole events, then, if it fails, one
- * error event. Never throws; ending it early (`return()`) destroys the upstream body.
+ * Reads a forwarded JSON reply's bytes as they came. One past the body's `bufferLimit` stops the
+ * read, destroys the body (which cancels its request) and throws an `UpstreamBodyTooLarge`.
  */
-export async function* relaySse(body: HttpBody, options: RelayOptions): AsyncGenerator<SseFrame> {
-  let held: Buffer | undefined; // bytes of an event not yet complete
-  let last: Buffer | undefined; // the last whole event that was not [DONE]
-  try {
-    for await (const raw of body as AsyncIterable<Buffer>) {
-      if (options.clientGone()) return;
-      const chunk = held ? Buffer.concat([held, raw]) : raw;
-      const end = endOfLastEvent(chunk);
-      held = end < chunk.length ? chunk.subarray(end) : undefined;
-      if (held && held.length > MAX_EVENT_BYTES) throw upstreamError("the upstream sent an event larger than 8 MiB");
-      if (end === 0) continue;
-      const whole = end === chunk.length ? chunk : chunk.subarray(0, end);
-      const event = lastEvent(whole);
-      if (event) last = event;
-      yield whole;
+export async function readReplyBytes(body: HttpBody): Promise<Buffer> {
+  const limit = bufferLimitOf(body);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    // Leaving the loop by a throw destroys the body.
+    if (size > limit) throw new UpstreamBodyTooLarge(limit, "reply");
+    chunks.push(chunk);
+  }
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+}
+
+/**
+ * An upstream SSE body cut into blocks of whole events. The bytes of an event not complete yet are
+ * held in one buffer that grows by doubling, never past the limit: an event sent a few bytes a
+ * read costs a copy of each byte about twice, not a copy of all it has so far per read.
+ */
+class SseBlocks {
+  private readonly reader: AsyncIterator<Buffer>;
+  private readonly limit: number;
+  /** The held bytes are `held[0, heldBytes)`; `held` may be a view of a chunk (`owned` false). */
+  private held: Buffer | undefined;
+  private heldBytes = 0;
+  private owned = false;
+  /** The last whole event that was not [DONE]. */
+  last: Buffer | undefined;
+
+  constructor(body: HttpBody) {
+    this.reader = (body as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
+    this.limit = bufferLimitOf(body);
+  }
+
+  /**
+   * The next block of whole events; at the body's end an event cut off before its blank line (the
+   * upstream closed cleanly: it is passed on), then undefined. Throws the body's failure, and an
+   * `UpstreamBodyTooLarge` for an event past the limit.
+   */
+  async next(): Promise<Buffer | undefined> {
+    for (;;) {
+      const step = await this.reader.next();
+      if (step.done === true) {
+        const rest = this.heldBytes > 0 ? this.held!.subarray(0, this.heldBytes) : undefined;
+        this.held = undefined;
+        this.heldBytes = 0;
+        return rest;
+      }
+      const block = this.add(step.value);
+      if (block !== undefined) return block;
     }
-    // An event cut off before its blank line at the very end: the upstream closed cleanly, pass it on.
-    if (held) yield held;
-    options.onEnd(usageOfEvent(last));
+  }
+
+  /** Adds a chunk; returns the events it completes, if any. */
+  private add(raw: Buffer): Buffer | undefined {
+    let end = endOfLastEvent(raw);
+    // An event is held: its blank line may straddle the two pieces.
+    if (end === 0 && this.heldBytes > 0) end = this.seamEnd(raw);
+    if (end === 0) {
+      this.hold(raw);
+      return undefined;
+    }
+    const head = end === raw.length ? raw : raw.subarray(0, end);
+    const whole = this.heldBytes === 0 ? head : Buffer.concat([this.held!.subarray(0, this.heldBytes), head]);
+    this.held = undefined;
+    this.heldBytes = 0;
+    this.owned = false;
+    if (end < raw.length) this.hold(raw.subarray(end));
+    const event = lastEvent(whole);
+    if (event) this.last = event;
+    return whole;
+  }
+
+  /** Where in `raw` a blank line that began in the held bytes ends, or 0. */
+  private seamEnd(raw: Buffer): number {
+    const from = Math.max(0, this.heldBytes - 3);
+    const tail = this.held!.subarray(from, this.heldBytes);
+    const end = endOfLastEvent(Buffer.concat([tail, raw.subarray(0, 3)]));
+    return end > tail.length ? end - tail.length : 0;
+  }
+
+  private hold(piece: Buffer): void {
+    const size = this.heldBytes + piece.length;
+    if (size > this.limit) throw new UpstreamBodyTooLarge(this.limit, "event");
+    if (this.heldBytes === 0) {
+      this.held = piece;
+      this.heldBytes = size;
+      this.owned = false;
+      return;
+    }
+    if (!this.owned || size > this.held!.length) {
+      const grown = Buffer.allocUnsafe(Math.min(this.limit, Math.max(size, this.heldBytes * 2)));
+      this.held!.copy(grown, 0, 0, this.heldBytes);
+      this.held = grown;
+      this.owned = true;
+    }
+    piece.copy(this.held!, this.heldBytes);
+    this.heldBytes = size;
+  }
+}
+
+/**
+ * Opens the relay of an upstream SSE body: reads until its first whole event (or its end) before
+ * returning, so that a failure before any event (a stall past the call's timeout, an event past
+ * the limit, a break) is thrown, classified, and becomes an error reply with its status. The frames
+ * that follow are the body's bytes in whole events and, if it fails later, one error event; they
+ * never throw, and ending them early (`return()`) destroys the upstream body.
+ */
+export async function openSseRelay(body: HttpBody, options: RelayOptions): Promise<AsyncGenerator<SseFrame>> {
+  const blocks = new SseBlocks(body);
+  let first: Buffer | undefined;
+  try {
+    first = await blocks.next();
+  } catch (error) {
+    if (!body.destroyed) body.destroy();
+    throw options.classify(error);
+  }
+  // The first event is here: from now on the call's timeout bounds each gap, not the whole reply.
+  body.markStreaming?.();
+  return relayFrames(body, blocks, first, options);
+}
+
+async function* relayFrames(body: HttpBody, blocks: SseBlocks, first: Buffer | undefined, options: RelayOptions): AsyncGenerator<SseFrame> {
+  try {
+    for (let block = first; block !== undefined; block = await blocks.next()) {
+      if (options.clientGone()) return;
+      yield block;
+    }
+    options.onEnd(usageOfEvent(blocks.last));
   } catch (error) {
     if (options.clientGone()) return;
     const mapped = options.classify(error);

@@ -8,7 +8,7 @@
  * becomes the stream's one error event, and `data: [DONE]` ends the stream (the core sends its own).
  *
  * The stream must also be whole (`chunk-check.ts`): each event is checked to be chunk text without
- * parsing it, and finish reasons are counted with one regex search per block. An unreadable event
+ * parsing it, its finish reason and empty choices (the usage chunk) read from the text. An unreadable event
  * ends the stream like an error event; a stream that ends (with or without `[DONE]`) before each
  * choice has its finish reason ends with the error event, or is a 502 when nothing was sent yet.
  * The usage chunk that follows the last finish reason completes the stream at once, so an upstream
@@ -24,9 +24,9 @@ import { toBodyReadError } from "../http-client.ts";
 import type { ChatEventStream } from "../plugin.ts";
 import type { ChatStreamItem, Usage } from "../types/chat.ts";
 import { sseData } from "../utils/sse-write.ts";
-import { countFinishReasons, FINISH_REASON, isChunkText, unfinishedStream, unreadableEvent } from "./chunk-check.ts";
+import { ChunkScanner, unfinishedStream, unreadableEvent } from "./chunk-check.ts";
 import { removeServiceTier } from "./service-tier.ts";
-import { EMPTY_CHOICES, readUsageChunk } from "./usage-chunk.ts";
+import { readUsageChunk } from "./usage-chunk.ts";
 
 export interface EventRelayOptions {
   /** The provider's name and timeout, for the errors of a body that stalls, breaks off or carries no events. */
@@ -60,10 +60,6 @@ const MAX_EVENT_BYTES = 8 * 1024 * 1024;
 
 /** An error payload always has the token `"error"`; in a chunk's text its quotes would be escaped. `rror"` is searched first: its first letter is rarer. */
 const MAY_BE_ERROR_TAIL = 'rror"';
-/** Every usage chunk candidate of a block, found in one pass. */
-const EMPTY_CHOICES_ALL = new RegExp(EMPTY_CHOICES.source, "g");
-/** Every finish reason of a block, found in one pass (a copy: `countFinishReasons` has its own `lastIndex`). */
-const FINISH_REASON_ALL = new RegExp(FINISH_REASON.source, "g");
 /**
  * How long a body is still read after the usage chunk completed the stream without `[DONE]`: the
  * `[DONE]` and the body's end usually follow within milliseconds, and a body that ends by itself
@@ -86,9 +82,8 @@ class EventRelay {
   private parser: ReturnType<typeof createParser> | undefined;
   private parsed: EventSourceMessage[] = [];
   private events = 0;
-  /** Finish reasons seen, and how many make the answer complete (the request's `n`). */
-  private finishes = 0;
-  private readonly choices: number;
+  /** Reads each event's text: a chunk or not, its finish reasons, empty choices. */
+  private readonly scanner: ChunkScanner;
   /** The usage chunk came after the last finish reason: the stream is complete without `[DONE]`. */
   private complete = false;
   /** `[DONE]` was read: the body's end is at most a read away. */
@@ -103,12 +98,13 @@ class EventRelay {
     private readonly options: EventRelayOptions,
   ) {
     this.reader = stream.body[Symbol.asyncIterator]();
-    this.choices = options.choices ?? 1;
+    this.scanner = new ChunkScanner(options.choices);
   }
 
   /** At the stream's end: throws unless every choice had its finish reason. */
   checkFinished(): void {
-    if (this.finishes < this.choices) throw unfinishedStream(this.options.provider, this.finishes, this.choices);
+    const { scanner } = this;
+    if (!scanner.finished) throw unfinishedStream(this.options.provider, scanner.finishes, scanner.choices);
   }
 
   /**
@@ -161,12 +157,8 @@ class EventRelay {
    * `data: …` line on, the block is read by the general parser.
    */
   private relayBlock(block: string): BlockResult {
-    const { options } = this;
+    const { options, scanner } = this;
     const mayError = block.includes(MAY_BE_ERROR_TAIL);
-    EMPTY_CHOICES_ALL.lastIndex = 0;
-    let usageAt = EMPTY_CHOICES_ALL.exec(block)?.index ?? -1;
-    FINISH_REASON_ALL.lastIndex = 0;
-    let finishAt = FINISH_REASON_ALL.exec(block)?.index ?? -1;
     let text = "";
     let copiedTo = 0;
     let pos = 0;
@@ -190,17 +182,12 @@ class EventRelay {
         const stop = at >= 0 && at < lineEnd ? this.checkError(undefined, block.slice(start, lineEnd), text + block.slice(copiedTo, pos)) : undefined;
         if (stop) return stop;
       }
-      if (!isChunkText(block, start, lineEnd)) return this.stop(unreadableEvent(options.provider), text + block.slice(copiedTo, pos));
+      if (!scanner.scan(block, start, lineEnd)) return this.stop(unreadableEvent(options.provider), text + block.slice(copiedTo, pos));
       this.events++;
-      while (finishAt >= 0 && finishAt < lineEnd) {
-        this.finishes++;
-        finishAt = FINISH_REASON_ALL.exec(block)?.index ?? -1;
-      }
-      if (usageAt >= 0 && usageAt < lineEnd) {
+      if (scanner.emptyChoices) {
         const usage = readUsageChunk(block.slice(start, lineEnd), options);
         drop = usage === "drop";
-        if (usage !== "none" && this.finishes >= this.choices) this.complete = true;
-        while (usageAt >= 0 && usageAt < lineEnd) usageAt = EMPTY_CHOICES_ALL.exec(block)?.index ?? -1;
+        if (usage !== "none" && scanner.finished) this.complete = true;
       }
       if (options.collect) options.collect(block.slice(start, lineEnd));
       if (drop) {
@@ -268,11 +255,11 @@ class EventRelay {
         const stop = this.checkError(event, data, text);
         if (stop) return stop;
       }
-      if (!isChunkText(data)) return this.stop(unreadableEvent(this.options.provider), text);
+      const { scanner } = this;
+      if (!scanner.scan(data)) return this.stop(unreadableEvent(this.options.provider), text);
       this.events++;
-      this.finishes += countFinishReasons(data);
-      const usage = EMPTY_CHOICES.test(data) ? readUsageChunk(data, this.options) : "none";
-      if (usage !== "none" && this.finishes >= this.choices) this.complete = true;
+      const usage = scanner.emptyChoices ? readUsageChunk(data, this.options) : "none";
+      if (usage !== "none" && scanner.finished) this.complete = true;
       this.options.collect?.(data);
       if (usage !== "drop") text += sseData(data);
     }

@@ -12,9 +12,9 @@
 import { toModelmuxError } from "../errors.ts";
 import type { ChatCompletionChunk, ChatStreamItem, Usage } from "../types/chat.ts";
 import { sseData } from "../utils/sse-write.ts";
-import { countFinishReasons, countObjectFinishReasons, isChunkObject, isChunkText, unfinishedStream, unreadableEvent } from "./chunk-check.ts";
+import { ChunkScanner, countObjectFinishReasons, isChunkObject, unfinishedStream, unreadableEvent } from "./chunk-check.ts";
 import { removeServiceTier } from "./service-tier.ts";
-import { EMPTY_CHOICES, readUsageChunk } from "./usage-chunk.ts";
+import { readUsageChunk } from "./usage-chunk.ts";
 
 export interface StreamFrameOptions {
   /** The provider's name, for the errors of an unreadable or unfinished stream. */
@@ -45,13 +45,13 @@ const DONE = "data: [DONE]\n\n";
 
 /** One stream's framing: its options, and what the integrity rules count. */
 class Framer {
-  private finishes = 0;
-  private readonly choices: number;
+  /** Reads string items; counts the finish reasons of all items. */
+  private readonly scanner: ChunkScanner;
   /** The usage chunk came after the last finish reason: nothing more is read. */
   complete = false;
 
   constructor(readonly options: StreamFrameOptions) {
-    this.choices = options.choices ?? 1;
+    this.scanner = new ChunkScanner(options.choices);
   }
 
   /** The frames of an item or a batch (one upstream read), joined: they are written together anyway. */
@@ -68,7 +68,8 @@ class Framer {
 
   /** At the stream's end: throws unless every choice had its finish reason. */
   checkFinished(): void {
-    if (this.finishes < this.choices) throw unfinishedStream(this.options.provider, this.finishes, this.choices);
+    const { scanner } = this;
+    if (!scanner.finished) throw unfinishedStream(this.options.provider, scanner.finishes, scanner.choices);
   }
 
   /** The frame of one item, or undefined when it is dropped. */
@@ -77,27 +78,26 @@ class Framer {
   }
 
   private frameOfString(json: string): string | undefined {
-    const { options } = this;
-    if (!isChunkText(json)) throw unreadableEvent(options.provider);
-    this.finishes += countFinishReasons(json);
+    const { options, scanner } = this;
+    if (!scanner.scan(json)) throw unreadableEvent(options.provider);
     options.collect?.(json);
     // A usage-only chunk is the one chunk with empty choices; everything else is passed through.
-    if (EMPTY_CHOICES.test(json)) {
+    if (scanner.emptyChoices) {
       const usage = readUsageChunk(json, options);
-      if (usage !== "none" && this.finishes >= this.choices) this.complete = true;
+      if (usage !== "none" && scanner.finished) this.complete = true;
       if (usage === "drop") return undefined;
     }
     return sseData(options.keepServiceTier ? json : removeServiceTier(json));
   }
 
   private frameOfChunk(chunk: ChatCompletionChunk): string | undefined {
-    const { options } = this;
+    const { options, scanner } = this;
     if (!isChunkObject(chunk)) throw unreadableEvent(options.provider);
-    this.finishes += countObjectFinishReasons(chunk);
+    scanner.finishes += countObjectFinishReasons(chunk);
     options.collect?.(chunk);
     if (chunk.usage) {
       options.onUsage?.(chunk.usage);
-      if (this.finishes >= this.choices) this.complete = true;
+      if (scanner.finished) this.complete = true;
     }
     if (chunk.choices.length === 0 && chunk.usage && !options.includeUsage) return undefined;
     if (!options.keepServiceTier && "service_tier" in chunk) {

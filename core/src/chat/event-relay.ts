@@ -7,12 +7,12 @@
  * that did not ask for it), `service_tier` is removed unless the client set it, an error event
  * becomes the stream's one error event, and `data: [DONE]` ends the stream (the core sends its own).
  *
- * The stream must also be whole (`chunk-check.ts`): each event is checked to be chunk text without
- * parsing it, its finish reason and empty choices (the usage chunk) read from the text. An unreadable event
- * ends the stream like an error event; a stream that ends (with or without `[DONE]`) before each
- * choice has its finish reason ends with the error event, or is a 502 when nothing was sent yet.
- * The usage chunk that follows the last finish reason completes the stream at once, so an upstream
- * that keeps its connection open without `[DONE]` does not hold the client.
+ * The stream must also be whole (`chunk-check.ts`): each event's text is checked to be a chunk
+ * without parsing it, and its finish reason and empty choices (the usage chunk) are read from it.
+ * An unreadable event ends the stream like an error event; a stream that ends (with or without
+ * `[DONE]`) before each choice has its finish reason ends with the error event, or is a 502 when
+ * nothing was sent yet. The usage chunk that follows the last finish reason completes the stream
+ * at once, so an upstream that keeps its connection open without `[DONE]` does not hold the client.
  *
  * A block that is not plain `data: …` lines (CR line ends, `event:`/`id:` fields, comments,
  * multi-line data) is read by eventsource-parser instead, event by event, with the same rules.

@@ -269,7 +269,7 @@ describe("timeout bounds the whole wait", () => {
 
   it("lets a stream run past the timeout once its first event is in, each gap shorter than the timeout", async () => {
     // About 2.4 s in all, twice the timeout; no gap longer than 0.3 s.
-    const events = [...Array.from({ length: 8 }, (_, i) => chatChunkEvent(`w${i} `)), "data: [DONE]\n\n"];
+    const events = [...Array.from({ length: 8 }, (_, i) => chatChunkEvent(`w${i} `, i === 7 ? "stop" : null)), "data: [DONE]\n\n"];
     fake.next({ contentType: SSE_TYPE, head: chatChunkEvent("start "), rest: { paced: events, everyMs: 300 } });
     const stream = await h.openai.chat.completions.create({ ...ask, stream: true });
     const { items, error } = await readStream(stream);

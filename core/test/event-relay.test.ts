@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { openEventRelay, type EventRelayOptions } from "../src/chat/event-relay.ts";
-import { chatStreamFrames } from "../src/chat/stream-frames.ts";
+import { openChatStreamFrames } from "../src/chat/stream-frames.ts";
 import { ModelmuxError } from "../src/errors.ts";
 import { replyBody } from "../src/responses/reply-body.ts";
 import { toUpstreamError } from "../src/http-client.ts";
@@ -16,10 +16,11 @@ const chunk = (content: string, extra = "") =>
   `{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","service_tier":"default","system_fingerprint":"fp",${extra}"choices":[{"index":0,"delta":{"content":${JSON.stringify(content)}},"finish_reason":null}],"usage":null}`;
 const usageChunk = '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","service_tier":"default","choices":[],"usage":{"prompt_tokens":2,"completion_tokens":3,"total_tokens":5}}';
 const lastTier = '{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"z"}}],"service_tier": "flex"}';
+const finish = '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":null}';
 const errorPayload = '{"error":{"message":"overloaded","type":"server_error","code":null}}';
 
 const sse = (data: string) => `data: ${data}\n\n`;
-const plain = [chunk("Hello"), chunk(" wörld ✓ 🚀"), chunk('quote " and \\n escape'), lastTier, usageChunk].map(sse).join("") + "data: [DONE]\n\n";
+const plain = [chunk("Hello"), chunk(" wörld ✓ 🚀"), chunk('quote " and \\n escape'), lastTier, finish, usageChunk].map(sse).join("") + "data: [DONE]\n\n";
 
 /** Cuts `text` (as UTF-8 bytes) at the given offsets: reads that split events, lines and characters. */
 function reads(text: string, cuts: number[]): Buffer[] {
@@ -62,8 +63,7 @@ async function viaChunks(parts: Buffer[], options: Partial<EventRelayOptions> = 
   const run: Run = { text: "", usage: [], collected: [] };
   try {
     const items = readChatStreamBatches(replyBody(parts), { provider: "p", timeoutMs: 1000 });
-    const first = await items.next();
-    const frames = chatStreamFrames(first, items, {
+    const frames = await openChatStreamFrames(items, {
       ...OPTIONS,
       includeUsage: false,
       keepServiceTier: false,
@@ -109,9 +109,9 @@ describe("openEventRelay", () => {
 
   it.each([
     ["CRLF line ends", plain.replaceAll("\n", "\r\n")],
-    ["comments and event names", `: keep-alive\n\n${sse(chunk("a"))}event: message\ndata: ${chunk("b")}\n\n${sse(usageChunk)}data: [DONE]\n\n`],
-    ["data without a space and a multi-line event", `data:${chunk("a")}\n\n${sse(chunk("b"))}data: ${chunk("c")}\ndata: \n\n${sse(usageChunk)}`],
-    ["blank data and an id", `data: \n\n${sse(chunk("a"))}id: 7\ndata: ${chunk("b")}\n\ndata: [DONE]\n\n`],
+    ["comments and event names", `: keep-alive\n\n${sse(chunk("a"))}event: message\ndata: ${chunk("b")}\n\n${sse(finish)}${sse(usageChunk)}data: [DONE]\n\n`],
+    ["data without a space and a multi-line event", `data:${chunk("a")}\n\n${sse(chunk("b"))}data: ${chunk("c")}\ndata: \n\n${sse(finish)}${sse(usageChunk)}`],
+    ["blank data and an id", `data: \n\n${sse(chunk("a"))}id: 7\ndata: ${chunk("b")}\n\n${sse(finish)}data: [DONE]\n\n`],
   ])("reads %s like the SSE parser does", async (_name, text) => {
     for (const cuts of [[], [7], [50, 51, 52], [Buffer.byteLength(text) - 3]]) {
       const relay = await viaRelay(reads(text, cuts));
@@ -146,7 +146,7 @@ describe("openEventRelay", () => {
   it("ignores what follows [DONE] and destroys a body that has not ended", async () => {
     const body = replyBody(
       (async function* () {
-        yield Buffer.from(sse(chunk("a")) + "data: [DONE]\n\n");
+        yield Buffer.from(sse(chunk("a")) + sse(finish) + "data: [DONE]\n\n");
         await new Promise((resolve) => setTimeout(resolve, 60_000));
         yield Buffer.from(sse(chunk("late")));
       })(),
@@ -154,7 +154,7 @@ describe("openEventRelay", () => {
     const frames = await openEventRelay({ body, errorOf: () => undefined }, { ...OPTIONS, includeUsage: false, keepServiceTier: false });
     let text = "";
     for await (const frame of frames) text += frame;
-    expect(text).toBe(sse(chunk("a").replace('"service_tier":"default",', "")) + "data: [DONE]\n\n");
+    expect(text).toBe(sse(chunk("a").replace('"service_tier":"default",', "")) + sse(finish) + "data: [DONE]\n\n");
     await new Promise((resolve) => setImmediate(resolve));
     expect(body.destroyed).toBe(true);
   });
@@ -175,7 +175,7 @@ describe("openEventRelay", () => {
         return {
           next: async (): Promise<IteratorResult<Buffer>> => {
             reads++;
-            return reads === 1 ? { done: false, value: Buffer.from(sse(chunk("a")) + "data: [DONE]\n\n") } : { done: true, value: undefined };
+            return reads === 1 ? { done: false, value: Buffer.from(sse(chunk("a")) + sse(finish) + "data: [DONE]\n\n") } : { done: true, value: undefined };
           },
         };
       },
@@ -216,14 +216,164 @@ describe("openEventRelay", () => {
 
   it("refuses an event larger than the body's limit (server.upstream_body_limit) instead of buffering it", async () => {
     for (const lineEnd of ["\n", "\r\n"]) {
-      const body = Object.assign(replyBody([Buffer.from(`data: {}${lineEnd}${lineEnd}data: `), Buffer.alloc(2048, 0x61)]), { bufferLimit: 1024 });
+      const chunk = '{"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":null}]}';
+      const body = Object.assign(replyBody([Buffer.from(`data: ${chunk}${lineEnd}${lineEnd}data: `), Buffer.alloc(2048, 0x61)]), { bufferLimit: 1024 });
       const frames = await openEventRelay({ body, errorOf: () => undefined }, { ...OPTIONS, includeUsage: false, keepServiceTier: false });
       const text = (await frames.next()).value as string;
-      expect(text).toBe("data: {}\n\n");
+      expect(text).toBe(`data: ${chunk}\n\n`);
       const last = (await frames.next()).value as string;
       expect(JSON.parse(last.slice(6))).toMatchObject({ error: { code: "upstream_error", message: expect.stringContaining("larger than the limit of 1024 bytes (server.upstream_body_limit)") } });
       expect((await frames.next()).done).toBe(true);
       expect(body.destroyed).toBe(true);
     }
+  });
+});
+
+/** The error event's envelope in a run's text, if the run ended with one. */
+const errorEventOf = (text: string) => {
+  const last = text.trimEnd().split("\n\n").at(-1) ?? "";
+  return last.startsWith('data: {"error"') ? (JSON.parse(last.slice("data: ".length)) as { error: { message: string; code: string } }).error : undefined;
+};
+
+describe("openEventRelay: a stream must be whole", () => {
+  const unreadable = ["not json", "null", '{"foo":1}', '{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Hel', '{"choices":5}', '[{"choices":[]}]', '"text"'];
+
+  it.each(unreadable)("is a 502 for %j as the first event, never relayed", async (event) => {
+    const text = sse(event) + sse(chunk("a")) + sse(finish) + sse(usageChunk) + "data: [DONE]\n\n";
+    for (const run of [await viaRelay(reads(text, [])), await viaChunks(reads(text, []))]) {
+      expect(run.text).toBe("");
+      expect(run.thrown).toBeInstanceOf(ModelmuxError);
+      expect(run.thrown).toMatchObject({ status: 502, code: "upstream_error", message: "p: the upstream sent a stream event that is not a chat.completion.chunk." });
+    }
+  });
+
+  it.each(unreadable)("ends with the error event and no [DONE] for %j after content, relaying the chunks before it only", async (event) => {
+    const text = sse(chunk("a")) + sse(chunk("b")) + sse(event) + sse(chunk("never")) + sse(finish) + sse(usageChunk) + "data: [DONE]\n\n";
+    for (const cuts of [[], [Buffer.byteLength(sse(chunk("a")))]]) {
+      const relay = await viaRelay(reads(text, cuts));
+      expect(relay.thrown).toBeUndefined();
+      expect(relay.text).toBe((await viaChunks(reads(text, cuts))).text);
+      expect(relay.text).toContain('"b"');
+      expect(relay.text).not.toContain("never");
+      expect(relay.text).not.toContain("[DONE]");
+      expect(relay.text).not.toContain(`data: ${event}\n`);
+      expect(errorEventOf(relay.text)).toMatchObject({ code: "upstream_error", message: "p: the upstream sent a stream event that is not a chat.completion.chunk." });
+    }
+  });
+
+  it("relays odd but valid chunks: blanks around the object and the colon, choices named in a value first", async () => {
+    const odd = [' {"choices" :  [ {"index":0,"delta":{"content":"x"},"finish_reason":null} ] } ', '{"id":"more choices","choices":[{"index":0,"delta":{},"finish_reason" : "stop"}]}'];
+    const text = `data:${odd[0]}\n\n` + sse(odd[1]!) + "data: [DONE]\n\n";
+    const relay = await viaRelay(reads(text, []));
+    expect(relay.thrown).toBeUndefined();
+    expect(relay.text).toBe((await viaChunks(reads(text, []))).text);
+    expect(relay.text.endsWith("data: [DONE]\n\n")).toBe(true);
+  });
+
+  it("ends a stream that stops before its finish_reason with the error event, not [DONE], with or without [DONE] from the upstream", async () => {
+    for (const end of ["", "data: [DONE]\n\n"]) {
+      const text = sse(chunk("Hel")) + sse(chunk("lo")) + end;
+      const relay = await viaRelay(reads(text, [Buffer.byteLength(sse(chunk("Hel")))]));
+      expect(relay.thrown).toBeUndefined();
+      expect(relay.text).toBe((await viaChunks(reads(text, [Buffer.byteLength(sse(chunk("Hel")))]))).text);
+      expect(relay.text).toContain('"lo"');
+      expect(relay.text).not.toContain("[DONE]");
+      expect(errorEventOf(relay.text)).toEqual({
+        message: "p: the upstream stream ended before the answer was complete (no finish_reason).",
+        type: "api_error",
+        code: "upstream_error",
+        param: null,
+      });
+      expect(relay.collected).toHaveLength(2);
+    }
+  });
+
+  it("is a 502 when the first read already holds the whole unfinished stream", async () => {
+    const relay = await viaRelay(reads(sse(chunk("Hel")) + sse(usageChunk) + "data: [DONE]\n\n", []));
+    expect(relay.text).toBe("");
+    expect(relay.thrown).toMatchObject({ status: 502, code: "upstream_error", message: "p: the upstream stream ended before the answer was complete (no finish_reason)." });
+  });
+
+  it("needs a finish_reason for each of the request's n choices", async () => {
+    const two = (index: number, content: string) => `{"id":"c","choices":[{"index":${index},"delta":{"content":"${content}"},"finish_reason":null}]}`;
+    const half = sse(two(0, "a")) + sse(two(1, "b")) + sse(finish);
+    const broken = await viaRelay(reads(half + sse(usageChunk), [Buffer.byteLength(sse(two(0, "a")))]), { choices: 2 });
+    expect(errorEventOf(broken.text)?.message).toBe("p: the upstream stream ended before the answer was complete (finish_reason for 1 of 2 choices).");
+    const whole = half + sse(finish.replace('"index":0', '"index":1')) + sse(usageChunk);
+    const relay = await viaRelay(reads(whole, [10]), { choices: 2 });
+    expect(relay.text.endsWith("data: [DONE]\n\n")).toBe(true);
+    expect(relay.usage).toHaveLength(1);
+  });
+
+  it("completes a stream without [DONE] at its end, with its usage", async () => {
+    const text = sse(chunk("a")) + sse(finish) + sse(usageChunk);
+    for (const cuts of [[], [20], every(text).flat()]) {
+      const relay = await viaRelay(reads(text, cuts), { includeUsage: true });
+      expect(relay.text).toBe((await viaChunks(reads(text, cuts), { includeUsage: true })).text);
+      expect(relay.text.endsWith(sse(usageChunk.replace('"service_tier":"default",', "")) + "data: [DONE]\n\n")).toBe(true);
+      expect(relay.usage).toEqual([{ prompt_tokens: 2, completion_tokens: 3, total_tokens: 5 }]);
+    }
+    const noUsage = await viaRelay(reads(sse(chunk("a")) + sse(finish), []));
+    expect(noUsage.text.endsWith("data: [DONE]\n\n")).toBe(true);
+    expect(noUsage.usage).toEqual([]);
+  });
+
+  it("ends at the usage chunk after the finish reason when the upstream keeps the body open, then lets go of it", async () => {
+    const body = replyBody(
+      (async function* () {
+        yield Buffer.from(sse(chunk("a")) + sse(finish));
+        yield Buffer.from(sse(usageChunk));
+        await new Promise((resolve) => setTimeout(resolve, 60_000));
+        yield Buffer.from(sse(chunk("late")));
+      })(),
+    );
+    const frames = await openEventRelay({ body, errorOf: () => undefined }, { ...OPTIONS, includeUsage: true, keepServiceTier: false });
+    let text = "";
+    for await (const frame of frames) text += frame;
+    expect(text).toContain('"choices":[]');
+    expect(text.endsWith("data: [DONE]\n\n")).toBe(true);
+    expect(text).not.toContain("late");
+    // Read on for a while (its [DONE] and end may be on their way), then destroyed.
+    expect(body.destroyed).toBe(false);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    expect(body.destroyed).toBe(true);
+  });
+
+  it("keeps a body whose [DONE] and end come a read after the usage chunk (its connection stays reusable)", async () => {
+    let reads = 0;
+    const calls: string[] = [];
+    const parts = [sse(chunk("a")) + sse(finish) + sse(usageChunk), "data: [DONE]\n\n"];
+    const body = {
+      destroyed: false,
+      destroy() {
+        calls.push("destroy");
+        this.destroyed = true;
+      },
+      text: async () => "",
+      json: async () => null,
+      [Symbol.asyncIterator]() {
+        return {
+          next: async (): Promise<IteratorResult<Buffer>> => {
+            const part = parts[reads++];
+            if (reads === 2) await new Promise((resolve) => setTimeout(resolve, 30));
+            return part === undefined ? { done: true, value: undefined } : { done: false, value: Buffer.from(part) };
+          },
+        };
+      },
+    };
+    const frames = await openEventRelay({ body, errorOf: () => undefined }, { ...OPTIONS, includeUsage: false, keepServiceTier: false });
+    let text = "";
+    for await (const frame of frames) text += frame;
+    expect(text.endsWith("data: [DONE]\n\n")).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(reads).toBe(3);
+    expect(calls).toEqual([]);
+  });
+
+  it("stores nothing of a broken stream: beforeDone is not called", async () => {
+    let stored = 0;
+    const relay = await viaRelay(reads(sse(chunk("a")) + sse(chunk("b")), [5]), { beforeDone: async () => void stored++ });
+    expect(relay.text).not.toContain("[DONE]");
+    expect(stored).toBe(0);
   });
 });

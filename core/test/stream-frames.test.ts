@@ -1,10 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { chatStreamFrames, type StreamFrameOptions } from "../src/chat/stream-frames.ts";
-import type { ChatStreamItem, Usage } from "../src/types/chat.ts";
+import { openChatStreamFrames, type StreamFrameOptions } from "../src/chat/stream-frames.ts";
+import { ModelmuxError } from "../src/errors.ts";
+import type { ChatCompletionChunk, ChatStreamItem, Usage } from "../src/types/chat.ts";
 
 const chunk = (content: string) =>
   `{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","service_tier":"default","choices":[{"index":0,"delta":{"content":${JSON.stringify(content)}},"finish_reason":null}],"usage":null}`;
 const usageChunk = '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","service_tier":"default","choices":[],"usage":{"prompt_tokens":2,"completion_tokens":3,"total_tokens":5}}';
+const finish = (index = 0) => `{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":${index},"delta":{},"finish_reason":"stop"}]}`;
 
 async function* from<T>(items: T[], failAfter?: boolean): AsyncGenerator<T> {
   yield* items;
@@ -16,21 +18,20 @@ async function run<T extends ChatStreamItem | readonly ChatStreamItem[]>(items: 
   const usage: Usage[] = [];
   const collected: ChatStreamItem[] = [];
   const rest = from(items, failAfter);
-  const first = await rest.next();
   const frames: string[] = [];
-  const all = { includeUsage: false, keepServiceTier: false, clientGone: () => false, onUsage: (u: Usage) => usage.push(u), collect: (i: ChatStreamItem) => collected.push(i), ...options };
-  for await (const frame of chatStreamFrames(first, rest, all)) frames.push(frame);
+  const all = { provider: "p", includeUsage: false, keepServiceTier: false, clientGone: () => false, onUsage: (u: Usage) => usage.push(u), collect: (i: ChatStreamItem) => collected.push(i), ...options };
+  for await (const frame of await openChatStreamFrames(rest, all)) frames.push(frame);
   return { frames, text: frames.join(""), usage, collected };
 }
 
 describe("chatStreamFrames", () => {
-  const items = [chunk("a"), chunk("b"), usageChunk];
+  const items = [chunk("a"), chunk("b"), finish(), usageChunk];
 
   it.each([false, true])("frames a batch (one upstream read) as one string, as its items one by one (include_usage %s)", async (includeUsage) => {
     const single = await run(items, { includeUsage });
     const batched = await run([items.slice(0, 2), items.slice(2)], { includeUsage });
     expect(batched.text).toBe(single.text);
-    expect(batched.frames).toHaveLength(includeUsage ? 3 : 2);
+    expect(batched.frames).toHaveLength(3);
     expect(batched.frames[0]).toBe('data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"a"},"finish_reason":null}],"usage":null}\n\n' + `data: ${chunk("b").replace('"service_tier":"default",', "")}\n\n`);
     expect(batched.text.endsWith("data: [DONE]\n\n")).toBe(true);
     expect(batched.text.includes('"choices":[]')).toBe(includeUsage);
@@ -39,8 +40,8 @@ describe("chatStreamFrames", () => {
   });
 
   it("keeps service_tier when the request set it", async () => {
-    const { text } = await run([[chunk("a")]], { keepServiceTier: true });
-    expect(text).toBe(`data: ${chunk("a")}\n\ndata: [DONE]\n\n`);
+    const { text } = await run([[chunk("a"), finish()]], { keepServiceTier: true });
+    expect(text).toBe(`data: ${chunk("a")}\n\ndata: ${finish()}\n\ndata: [DONE]\n\n`);
   });
 
   it("ends a batched stream that fails with the frames so far and one error event, no [DONE]", async () => {
@@ -48,5 +49,73 @@ describe("chatStreamFrames", () => {
     expect(frames).toHaveLength(2);
     expect(frames[1]).toMatch(/^data: \{"error":/);
     expect(frames.join("")).not.toContain("[DONE]");
+  });
+});
+
+describe("openChatStreamFrames: a stream must be whole", () => {
+  const object = (content: string, finish_reason: ChatCompletionChunk["choices"][number]["finish_reason"] = null, index = 0): ChatCompletionChunk => ({
+    id: "c",
+    object: "chat.completion.chunk",
+    created: 1,
+    model: "m",
+    choices: [{ index, delta: { content }, finish_reason }],
+  });
+  const usageObject: ChatCompletionChunk = { id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [], usage: { prompt_tokens: 2, completion_tokens: 3, total_tokens: 5 } };
+  const notChunks: ChatStreamItem[] = ["null", "not json", '{"foo":1}', '{"choices":[{"index":0', { foo: 1 } as unknown as ChatCompletionChunk, { choices: null } as unknown as ChatCompletionChunk];
+  const errorOf = (text: string) => JSON.parse(text.trimEnd().split("\n\n").at(-1)!.slice("data: ".length)) as { error: { message: string; code: string } };
+
+  it.each(notChunks.map((item) => [JSON.stringify(item), item]))("is a 502 for %s as the first item", async (_name, item) => {
+    const thrown = await run([item, finish()]).catch((error: unknown) => error);
+    expect(thrown).toBeInstanceOf(ModelmuxError);
+    expect(thrown).toMatchObject({ status: 502, code: "upstream_error", message: "p: the upstream sent a stream event that is not a chat.completion.chunk." });
+  });
+
+  it.each(notChunks.map((item) => [JSON.stringify(item), item]))("ends with the error event, no [DONE], for %s after content (one by one and in a batch)", async (_name, item) => {
+    for (const items of [[chunk("a"), item, finish()], [[chunk("a")], [item, finish()]]]) {
+      const { text, collected } = await run(items as ChatStreamItem[]);
+      expect(text).toContain('"a"');
+      expect(text).not.toContain("[DONE]");
+      expect(errorOf(text).error).toMatchObject({ code: "upstream_error", message: "p: the upstream sent a stream event that is not a chat.completion.chunk." });
+      expect(collected).toEqual([chunk("a")]);
+    }
+  });
+
+  it("ends a stream that stops before its finish_reason with the error event, and is a 502 for an empty one", async () => {
+    for (const items of [[chunk("a"), usageChunk], [object("a"), usageObject], [[chunk("a"), object("b")]]]) {
+      const { text } = await run(items as ChatStreamItem[]);
+      expect(text).not.toContain("[DONE]");
+      expect(errorOf(text).error).toEqual({ message: "p: the upstream stream ended before the answer was complete (no finish_reason).", type: "api_error", code: "upstream_error", param: null });
+    }
+    await expect(run([])).rejects.toMatchObject({ status: 502, code: "upstream_error" });
+  });
+
+  it("counts a finish_reason per choice of the request's n", async () => {
+    const half = [object("a", null, 0), object("b", null, 1), object("", "stop", 0), usageObject];
+    expect(errorOf((await run(half, { choices: 2 })).text).error.message).toBe("p: the upstream stream ended before the answer was complete (finish_reason for 1 of 2 choices).");
+    const whole = [object("a", null, 0), finish(1), object("", "length", 0), usageObject];
+    expect((await run(whole, { choices: 2 })).text.endsWith("data: [DONE]\n\n")).toBe(true);
+  });
+
+  it("stops reading at the usage chunk that follows the last finish reason", async () => {
+    let pulled = 0;
+    let released = false;
+    async function* endless(): AsyncGenerator<ChatStreamItem | readonly ChatStreamItem[]> {
+      try {
+        yield [chunk("a"), finish()];
+        yield usageObject;
+        for (;;) {
+          pulled++;
+          yield chunk("late");
+        }
+      } finally {
+        released = true;
+      }
+    }
+    const frames: string[] = [];
+    for await (const frame of await openChatStreamFrames(endless(), { provider: "p", includeUsage: true, keepServiceTier: false, clientGone: () => false })) frames.push(frame);
+    expect(frames.at(-2)).toContain('"choices":[]');
+    expect(frames.at(-1)).toBe("data: [DONE]\n\n");
+    expect(pulled).toBe(0);
+    expect(released).toBe(true);
   });
 });

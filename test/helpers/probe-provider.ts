@@ -39,7 +39,7 @@ export const probeChunk = (content: string, model = "m1"): ChatCompletionChunk =
 
 /**
  * A probe whose models all have `capabilities` (none by default). A stream yields two chunks
- * (`part0 `, `part1 `) when no error is set.
+ * (`part0 `, `part1 `) and a finish chunk when no error is set.
  */
 export function createProbe(options: { capabilities?: Partial<Capabilities> } = {}): Probe {
   const state: ProbeState = { calls: [], error: undefined, chunksBeforeError: 0, rejectStream: false };
@@ -60,6 +60,8 @@ export function createProbe(options: { capabilities?: Partial<Capabilities> } = 
         return (async function* () {
           for (let i = 0; i < (error === undefined ? 2 : chunksBeforeError); i++) yield probeChunk(`part${i} `, call.model);
           if (error !== undefined) throw error;
+          // A stream is whole only with its finish reason.
+          yield { ...probeChunk("", call.model), choices: [{ index: 0, delta: {}, finish_reason: "stop" }] };
         })();
       },
     }),

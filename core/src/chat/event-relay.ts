@@ -7,6 +7,13 @@
  * that did not ask for it), `service_tier` is removed unless the client set it, an error event
  * becomes the stream's one error event, and `data: [DONE]` ends the stream (the core sends its own).
  *
+ * The stream must also be whole (`chunk-check.ts`): each event's text is checked to be a chunk
+ * without parsing it, and its finish reason and empty choices (the usage chunk) are read from it.
+ * An unreadable event ends the stream like an error event; a stream that ends (with or without
+ * `[DONE]`) before each choice has its finish reason ends with the error event, or is a 502 when
+ * nothing was sent yet. The usage chunk that follows the last finish reason completes the stream
+ * at once, so an upstream that keeps its connection open without `[DONE]` does not hold the client.
+ *
  * A block that is not plain `data: …` lines (CR line ends, `event:`/`id:` fields, comments,
  * multi-line data) is read by eventsource-parser instead, event by event, with the same rules.
  */
@@ -19,8 +26,9 @@ import type { ChatEventStream } from "../plugin.ts";
 import { eventSizeGuard } from "../sse-parse.ts";
 import type { ChatStreamItem, Usage } from "../types/chat.ts";
 import { sseData } from "../utils/sse-write.ts";
+import { ChunkScanner, unfinishedStream, unreadableEvent } from "./chunk-check.ts";
 import { removeServiceTier } from "./service-tier.ts";
-import { EMPTY_CHOICES, readUsageChunk } from "./usage-chunk.ts";
+import { readUsageChunk } from "./usage-chunk.ts";
 
 export interface EventRelayOptions {
   /** The provider's name and timeout, for the errors of a body that stalls, breaks off or carries no events. */
@@ -30,6 +38,8 @@ export interface EventRelayOptions {
   includeUsage: boolean;
   /** The client set `service_tier`; otherwise it is removed from chunks. */
   keepServiceTier: boolean;
+  /** The request's `n`: how many finish reasons make the answer complete. Default 1. */
+  choices?: number;
   /** True once the client has gone: stop reading, send nothing more. */
   clientGone(): boolean;
   /** Called with the usage of the reply, when the upstream reported it. */
@@ -50,8 +60,12 @@ const CR = 13;
 
 /** An error payload always has the token `"error"`; in a chunk's text its quotes would be escaped. `rror"` is searched first: its first letter is rarer. */
 const MAY_BE_ERROR_TAIL = 'rror"';
-/** Every usage chunk candidate of a block, found in one pass. */
-const EMPTY_CHOICES_ALL = new RegExp(EMPTY_CHOICES.source, "g");
+/**
+ * How long a body is still read after the usage chunk completed the stream without `[DONE]`: the
+ * `[DONE]` and the body's end usually follow within milliseconds, and a body that ends by itself
+ * keeps its keep-alive connection. The client has its `[DONE]` already; only the connection waits.
+ */
+const DRAIN_AFTER_USAGE_MS = 1000;
 
 /** The relayed text of one block, and whether the stream ended in it. */
 interface BlockResult {
@@ -68,6 +82,12 @@ class EventRelay {
   private parser: ReturnType<typeof createParser> | undefined;
   private parsed: EventSourceMessage[] = [];
   private events = 0;
+  /** Reads each event's text: a chunk or not, its finish reasons, empty choices. */
+  private readonly scanner: ChunkScanner;
+  /** The usage chunk came after the last finish reason: the stream is complete without `[DONE]`. */
+  private complete = false;
+  /** `[DONE]` was read: the body's end is at most a read away. */
+  private sawDone = false;
   /** The body has ended, or been let go of. */
   private bodyDone = false;
   /** An error event that came after chunks of the same read: thrown by the next `next()`, once those are sent. */
@@ -78,6 +98,13 @@ class EventRelay {
     private readonly options: EventRelayOptions,
   ) {
     this.reader = stream.body[Symbol.asyncIterator]();
+    this.scanner = new ChunkScanner(options.choices);
+  }
+
+  /** At the stream's end: throws unless every choice had its finish reason. */
+  checkFinished(): void {
+    const { scanner } = this;
+    if (!scanner.finished) throw unfinishedStream(this.options.provider, scanner.finishes, scanner.choices);
   }
 
   /**
@@ -132,10 +159,8 @@ class EventRelay {
    * `data: …` line on, the block is read by the general parser.
    */
   private relayBlock(block: string): BlockResult {
-    const { options } = this;
+    const { options, scanner } = this;
     const mayError = block.includes(MAY_BE_ERROR_TAIL);
-    EMPTY_CHOICES_ALL.lastIndex = 0;
-    let usageAt = EMPTY_CHOICES_ALL.exec(block)?.index ?? -1;
     let text = "";
     let copiedTo = 0;
     let pos = 0;
@@ -149,17 +174,22 @@ class EventRelay {
       const next = lineEnd + 2;
       let drop = false;
       if (lineEnd - start === 6 && block.startsWith("[DONE]", start)) {
+        this.sawDone = true;
         return { text: this.serviceTier(text + block.slice(copiedTo, pos)), done: true };
       }
+      // Nothing but `[DONE]` is relayed after the usage chunk that completed the stream.
+      if (this.complete) return { text: this.serviceTier(text + block.slice(copiedTo, pos)), done: true };
       if (mayError) {
         const at = block.indexOf(MAY_BE_ERROR_TAIL, start);
         const stop = at >= 0 && at < lineEnd ? this.checkError(undefined, block.slice(start, lineEnd), text + block.slice(copiedTo, pos)) : undefined;
         if (stop) return stop;
       }
+      if (!scanner.scan(block, start, lineEnd)) return this.stop(unreadableEvent(options.provider), text + block.slice(copiedTo, pos));
       this.events++;
-      if (usageAt >= 0 && usageAt < lineEnd) {
-        drop = readUsageChunk(block.slice(start, lineEnd), options);
-        while (usageAt >= 0 && usageAt < lineEnd) usageAt = EMPTY_CHOICES_ALL.exec(block)?.index ?? -1;
+      if (scanner.emptyChoices) {
+        const usage = readUsageChunk(block.slice(start, lineEnd), options);
+        drop = usage === "drop";
+        if (usage !== "none" && scanner.finished) this.complete = true;
       }
       if (options.collect) options.collect(block.slice(start, lineEnd));
       if (drop) {
@@ -169,7 +199,7 @@ class EventRelay {
       pos = next;
     }
     const whole = copiedTo === 0 ? block : text + block.slice(copiedTo);
-    return { text: this.serviceTier(whole), done: false };
+    return { text: this.serviceTier(whole), done: this.complete };
   }
 
   /**
@@ -178,7 +208,11 @@ class EventRelay {
    */
   private checkError(event: string | undefined, data: string, before: string): BlockResult | undefined {
     const error = this.stream.errorOf(event, data);
-    if (error === undefined) return undefined;
+    return error === undefined ? undefined : this.stop(error, before);
+  }
+
+  /** Ends the stream with `error`: thrown now if `before` (the unrelayed text before it in this read) is empty, else on the next read. */
+  private stop(error: unknown, before: string): BlockResult {
     const text = this.serviceTier(before);
     if (text === "") throw error;
     this.pendingError = error;
@@ -214,25 +248,33 @@ class EventRelay {
     const events = this.parsed;
     this.parsed = [];
     for (const { event, data } of events) {
-      if (data === "[DONE]") return { text: this.serviceTier(text), done: true };
+      if (data === "[DONE]") {
+        this.sawDone = true;
+        return { text: this.serviceTier(text), done: true };
+      }
       if (!data.trim()) continue;
+      if (this.complete) return { text: this.serviceTier(text), done: true };
       if (event === "error" || data.includes(MAY_BE_ERROR_TAIL)) {
         const stop = this.checkError(event, data, text);
         if (stop) return stop;
       }
+      const { scanner } = this;
+      if (!scanner.scan(data)) return this.stop(unreadableEvent(this.options.provider), text);
       this.events++;
-      const drop = EMPTY_CHOICES.test(data) && readUsageChunk(data, this.options);
+      const usage = scanner.emptyChoices ? readUsageChunk(data, this.options) : "none";
+      if (usage !== "none" && scanner.finished) this.complete = true;
       this.options.collect?.(data);
-      if (!drop) text += sseData(data);
+      if (usage !== "drop") text += sseData(data);
     }
-    return { text: this.serviceTier(text), done: false };
+    return { text: this.serviceTier(text), done: this.complete };
   }
 
   /**
    * Lets go of a body that has not ended. After `[DONE]` the body has usually received its end
    * too (it comes in the same read): reading on lets it end by itself, while destroying it would
    * abort a request that is complete (and make a `Readable` build an error). One that has not
-   * ended by the next turn of the event loop, or any body the client left or that failed, is
+   * ended by the next turn of the event loop (by `DRAIN_AFTER_USAGE_MS` when the usage chunk
+   * completed the stream before `[DONE]`), or any body the client left or that failed, is
    * destroyed, which aborts its request.
    */
   release(afterDone = false): void {
@@ -244,16 +286,32 @@ class EventRelay {
       body.destroy();
       return;
     }
-    const waiting = { body, ended: false };
-    this.reader.next().then(
-      (read) => (waiting.ended = read.done === true),
-      () => (waiting.ended = true),
-    );
-    setImmediate(destroyUnlessEnded, waiting);
+    const waiting: Draining = { body, reader: this.reader, ended: false };
+    readToEnd(waiting);
+    if (this.sawDone) setImmediate(destroyUnlessEnded, waiting);
+    else setTimeout(destroyUnlessEnded, DRAIN_AFTER_USAGE_MS, waiting).unref();
   }
 }
 
-function destroyUnlessEnded(waiting: { body: ChatEventStream["body"]; ended: boolean }): void {
+/** A body read on after the stream is complete, until it ends or is destroyed. */
+interface Draining {
+  body: ChatEventStream["body"];
+  reader: AsyncIterator<Buffer>;
+  ended: boolean;
+}
+
+/** Reads and drops what is left (a `[DONE]`, the chunked body's end) until the body ends. */
+function readToEnd(waiting: Draining): void {
+  waiting.reader.next().then(
+    (read) => {
+      if (read.done === true) waiting.ended = true;
+      else if (!waiting.body.destroyed) readToEnd(waiting);
+    },
+    () => (waiting.ended = true),
+  );
+}
+
+function destroyUnlessEnded(waiting: Draining): void {
   if (!waiting.ended && !waiting.body.destroyed) waiting.body.destroy();
 }
 
@@ -267,6 +325,8 @@ export async function openEventRelay(stream: ChatEventStream, options: EventRela
   let first: BlockResult;
   try {
     first = await relay.next();
+    // A stream that is over in its first read, and broken, is an error reply: nothing was sent yet.
+    if (first.done) relay.checkFinished();
   } catch (error) {
     relay.release();
     throw error;
@@ -285,6 +345,7 @@ async function* relayFrames(relay: EventRelay, first: BlockResult, options: Even
       if (options.clientGone()) return;
       block = await relay.next();
     }
+    relay.checkFinished();
     relay.release(true);
     await options.beforeDone?.();
     yield DONE_FRAME;

@@ -6,26 +6,32 @@
 import { upstreamError } from "../errors.ts";
 import type { ChatCompletionChunk, Usage } from "../types/chat.ts";
 
-/** Empty choices: a regex finds it faster than `includes`, whose search stops at every quote. */
-export const EMPTY_CHOICES = /"choices"\s*:\s*\[\s*\]/;
-
 export interface UsageChunkOptions {
   includeUsage: boolean;
   onUsage?: ((usage: Usage) => void) | undefined;
 }
 
 /**
- * For a chunk with empty choices (`EMPTY_CHOICES` matched it): reads its usage when it has one, and
- * says whether the client gets it. True when the chunk is to be dropped.
+ * What `readUsageChunk` found: no usage (another chunk with empty choices, such as Azure's
+ * `prompt_filter_results`), or the usage chunk, kept for the client or dropped.
  */
-export function readUsageChunk(json: string, options: UsageChunkOptions): boolean {
-  if (!json.includes('"usage"')) return false;
-  let chunk: ChatCompletionChunk;
+export type UsageChunkRead = "none" | "keep" | "drop";
+
+/**
+ * For a chunk with empty choices (`ChunkScanner.emptyChoices`): reads its usage when it has one, and
+ * says whether the client gets it. Throws 502 `upstream_error` for a chunk that cannot be read.
+ */
+export function readUsageChunk(json: string, options: UsageChunkOptions): UsageChunkRead {
+  if (!json.includes('"usage"')) return "none";
+  let chunk: ChatCompletionChunk | null;
   try {
-    chunk = JSON.parse(json) as ChatCompletionChunk;
+    chunk = JSON.parse(json) as ChatCompletionChunk | null;
   } catch (error) {
     throw upstreamError("The usage chunk of the stream is not valid JSON.", error);
   }
-  if (chunk.usage) options.onUsage?.(chunk.usage);
-  return !options.includeUsage;
+  const usage: unknown = typeof chunk === "object" && chunk !== null ? chunk.usage : undefined;
+  if (usage === undefined || usage === null) return "none";
+  if (typeof usage !== "object" || Array.isArray(usage)) throw upstreamError("The usage chunk of the stream has no usage object.");
+  options.onUsage?.(usage as Usage);
+  return options.includeUsage ? "keep" : "drop";
 }

@@ -8,7 +8,7 @@ import { assertChatCapabilities } from "../capabilities.ts";
 import { openEventRelay } from "../chat/event-relay.ts";
 import { rawJsonOf } from "../chat/raw-json.ts";
 import { removeServiceTier } from "../chat/service-tier.ts";
-import { chatStreamFrames } from "../chat/stream-frames.ts";
+import { openChatStreamFrames } from "../chat/stream-frames.ts";
 import { toProviderRequest } from "../chat/provider-request.ts";
 import { createCompletionAssembler } from "../chat/assemble-completion.ts";
 import { invalidRequest, storageFailed } from "../errors.ts";
@@ -123,9 +123,12 @@ async function streamReply(chat: ChatCall): Promise<Reply> {
 function streamOptions(chat: ChatCall) {
   const { ctx, x, entry, grant, keepServiceTier } = chat;
   let usage: Usage | undefined;
-  const assembler = chat.storage ? createCompletionAssembler() : undefined;
+  const assembler = chat.storage ? createCompletionAssembler(entry.provider) : undefined;
   return {
     options: {
+      provider: entry.provider,
+      // Each choice must finish for the answer to be complete (`chat/chunk-check.ts`).
+      choices: chat.request.n ?? 1,
       classify: (error: unknown) => toUpstreamError(error, entry.provider, entry.timeoutMs),
       includeUsage: chat.request.stream_options?.include_usage === true,
       keepServiceTier,
@@ -152,7 +155,7 @@ async function relayedStreamReply(chat: ChatCall): Promise<Reply> {
   const { options, reply } = streamOptions(chat);
   try {
     const stream = await entry.instance.chatStreamEvents!(chat.providerRequest, chat.call);
-    return reply(await openEventRelay(stream, { ...options, provider: entry.provider, timeoutMs: entry.timeoutMs }));
+    return reply(await openEventRelay(stream, { ...options, timeoutMs: entry.timeoutMs }));
   } catch (error) {
     grant.settle();
     throw options.classify(error);
@@ -163,20 +166,16 @@ async function relayedStreamReply(chat: ChatCall): Promise<Reply> {
 async function framedStreamReply(chat: ChatCall): Promise<Reply> {
   const { entry, grant } = chat;
   const { options, reply } = streamOptions(chat);
-  let items: AsyncIterator<ChatStreamItem | readonly ChatStreamItem[]>;
-  let first: IteratorResult<ChatStreamItem | readonly ChatStreamItem[]>;
   try {
     // A provider that reads items in batches hands them over so: one async step per upstream read.
     const provider = entry.instance;
-    const stream = provider.chatStreamBatches
+    const stream: AsyncIterable<ChatStreamItem | readonly ChatStreamItem[]> = provider.chatStreamBatches
       ? await provider.chatStreamBatches(chat.providerRequest, chat.call)
       : await provider.chatStream(chat.providerRequest, chat.call);
-    items = stream[Symbol.asyncIterator]();
-    // Reading the first item before the headers turns an early failure into a proper error reply.
-    first = await items.next();
+    // The first item is read before the headers: an early failure becomes a proper error reply.
+    return reply(await openChatStreamFrames(stream[Symbol.asyncIterator](), options));
   } catch (error) {
     grant.settle();
     throw options.classify(error);
   }
-  return reply(chatStreamFrames(first, items, options));
 }

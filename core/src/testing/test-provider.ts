@@ -81,7 +81,7 @@ function shapeCases(kit: () => KitContext): void {
     expect(Number.isInteger(body.created)).toBe(true);
     expect(typeof body.model).toBe("string");
     expect(["stop", "length", "tool_calls", "content_filter", "error"]).toContain(body.choices[0]!.finish_reason);
-    expect(body.usage.total_tokens).toBe(body.usage.prompt_tokens + body.usage.completion_tokens);
+    expect(body.usage!.total_tokens).toBe(body.usage!.prompt_tokens + body.usage!.completion_tokens);
   });
 
   it("streams chat.completion.chunk events: role first, one id, [DONE] last, usage only when asked", async () => {

@@ -29,10 +29,10 @@ export interface ScriptedReply {
   malformed?: boolean;
   /**
    * Streams only: after `afterChunks` content chunks (text or tool-call events; a role-only chunk
-   * does not count), `destroy` the connection or `stall` (send
-   * nothing more until the client leaves).
+   * does not count), `destroy` the connection, `stall` (send nothing more until the client leaves)
+   * or `end` the body cleanly, as if it were complete, with no finish reason or end event.
    */
-  streamFailure?: { afterChunks: number; mode: "destroy" | "stall" };
+  streamFailure?: { afterChunks: number; mode: "destroy" | "stall" | "end" };
 }
 
 /** A request as the fake upstream received it. */

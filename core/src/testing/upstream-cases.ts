@@ -153,6 +153,15 @@ export function upstreamCases(kit: () => KitContext): void {
     expect(data.filter((d) => d.startsWith('{"error"'))).toHaveLength(1);
   });
 
+  it("ends a stream whose body ends cleanly mid-answer with one error event and no [DONE]", async () => {
+    upstream().next({ text: "a b c d e f g h", streamFailure: { afterChunks: 2, mode: "end" } });
+    const data = await readSseData(await kit().chat({ model: kit().model, stream: true, messages: ask("x") }));
+    expect(data).not.toContain("[DONE]");
+    expect(JSON.parse(data.at(-1)!)).toMatchObject({ error: { type: "api_error", code: "upstream_error" } });
+    expect(data.filter((d) => d.startsWith('{"error"'))).toHaveLength(1);
+    expect(parseChunks(data.slice(0, -1)).some((c) => c.choices.some((choice) => choice.finish_reason))).toBe(false);
+  });
+
   it("ends a stream that stalls past the provider's timeout with a 504 error event", async () => {
     upstream().next({ text: "a b c d e f", streamFailure: { afterChunks: 1, mode: "stall" } });
     const data = await readSseData(await kit().chat({ model: kit().model, stream: true, messages: ask("x") }));

@@ -107,7 +107,8 @@ export interface ChatCompletion {
   created: number;
   model: string;
   choices: ChatChoice[];
-  usage: Usage;
+  /** What the upstream reported; absent when it reported none (a stream without a usage chunk). */
+  usage?: Usage;
   service_tier?: string | null;
   system_fingerprint?: string | null;
 }

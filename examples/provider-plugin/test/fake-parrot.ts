@@ -108,6 +108,7 @@ export async function startFakeParrot(): Promise<ConformanceUpstream> {
       const failure = reply.streamFailure;
       if (failure && content >= failure.afterChunks) {
         if (failure.mode === "destroy") return (destroyedByUs = true), res.destroy();
+        if (failure.mode === "end") return void res.end(); // a clean end, without the `end` event
         return; // stall: nothing more, ever; the client has to give up.
       }
       if (res.destroyed) return;

@@ -127,13 +127,13 @@ describe("limits and formats", () => {
   test("cuts at the earliest stop sequence", async () => {
     const reply = await chat(await setupEcho(), { stop: ["model", ","] });
     expect(reply.choices[0]).toMatchObject({ finish_reason: "stop", message: { content: "Hello there" } });
-    expect(reply.usage.completion_tokens).toBe(3);
+    expect(reply.usage!.completion_tokens).toBe(3);
   });
 
   test("max_completion_tokens cuts the reply and finishes with length", async () => {
     const reply = await chat(await setupEcho(), { max_completion_tokens: 2 });
     expect(reply.choices[0]).toMatchObject({ finish_reason: "length", message: { content: "Hello th" } });
-    expect(reply.usage.completion_tokens).toBe(2);
+    expect(reply.usage!.completion_tokens).toBe(2);
     const legacy = await chat(await setupEcho(), { max_tokens: 3 });
     expect(legacy.choices[0]).toMatchObject({ finish_reason: "length", message: { content: "Hello there," } });
     const roomy = await chat(await setupEcho(), { max_completion_tokens: 6 });
@@ -149,7 +149,7 @@ describe("limits and formats", () => {
     const reply = await chat(await setupEcho(), { n: 3 });
     expect(reply.choices.map((c) => c.index)).toEqual([0, 1, 2]);
     expect(new Set(reply.choices.map((c) => c.message.content))).toEqual(new Set(["Hello there, echo model!"]));
-    expect(reply.usage.completion_tokens).toBe(18);
+    expect(reply.usage!.completion_tokens).toBe(18);
   });
 
   test("json_object wraps the echo in an object", async () => {

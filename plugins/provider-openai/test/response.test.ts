@@ -55,7 +55,7 @@ describe("toChatCompletion", () => {
   });
 
   it("computes total_tokens when it is missing", () => {
-    expect(toChatCompletion({ choices: [], usage: { prompt_tokens: 3, completion_tokens: 4 } }, context).usage.total_tokens).toBe(7);
+    expect(toChatCompletion({ choices: [], usage: { prompt_tokens: 3, completion_tokens: 4 } }, context).usage!.total_tokens).toBe(7);
   });
 
   it("turns tool arguments sent as an object into a JSON string", () => {

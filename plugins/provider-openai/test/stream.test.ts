@@ -17,18 +17,19 @@ async function collect(items: AsyncIterable<ChatStreamItem>): Promise<ChatStream
 }
 
 const chunk = (content: string) => `{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":${JSON.stringify(content)}},"finish_reason":null}]}`;
+const finish = (index = 0) => `{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":${index},"delta":{},"finish_reason":"stop"}]}`;
 
 describe("readChatStream", () => {
   it("yields each payload as its raw string, byte for byte, in order, and stops at [DONE]", async () => {
     // Odd spacing that a parse-and-serialise round trip would normalise away.
-    const payloads = [chunk("Hel"), chunk("lo"), '{"id":"c", "choices":[],  "usage":{"prompt_tokens":1}}'];
+    const payloads = [chunk("Hel"), chunk("lo"), finish(), '{"id":"c", "choices":[],  "usage":{"prompt_tokens":1}}'];
     const sse = `: keep-alive\n\n${payloads.map((p) => `data: ${p}\n\n`).join("")}data: [DONE]\n\ndata: ${chunk("after done")}\n\n`;
     expect(await collect(readChatStream(body(sse), { provider: "openai", timeoutMs: 1000 }))).toEqual(payloads);
   });
 
   it("passes on content that merely mentions errors", async () => {
     const payload = chunk('the "error" was mine');
-    expect(await collect(readChatStream(body(`data: ${payload}\n\ndata: [DONE]\n\n`), { provider: "openai", timeoutMs: 1000 }))).toEqual([payload]);
+    expect(await collect(readChatStream(body(`data: ${payload}\n\ndata: ${finish()}\n\ndata: [DONE]\n\n`), { provider: "openai", timeoutMs: 1000 }))).toEqual([payload, finish()]);
   });
 
   it("throws 502 with the upstream's message for an error payload, after the chunks before it", async () => {
@@ -73,7 +74,7 @@ describe("readChatStreamBatches", () => {
   const frames = (...payloads: string[]) => payloads.map((p) => `data: ${p}\n\n`).join("");
 
   it("yields the payloads of one read as one batch, an event split across reads with the read that ends it", async () => {
-    const [a, b, c] = [chunk("a"), chunk("b"), chunk("c")];
+    const [a, b, c] = [chunk("a"), chunk("b"), finish()];
     const text = frames(a, b) + frames(c).slice(0, 10);
     const batches: string[][] = [];
     for await (const batch of readChatStreamBatches(reads(text, frames(c).slice(10) + "data: [DONE]\n\n"), options)) batches.push(batch);
@@ -82,8 +83,8 @@ describe("readChatStreamBatches", () => {
 
   it("stops at [DONE] in the middle of a read", async () => {
     const batches: string[][] = [];
-    for await (const batch of readChatStreamBatches(reads(frames(chunk("a")) + "data: [DONE]\n\n" + frames(chunk("late"))), options)) batches.push(batch);
-    expect(batches).toEqual([[chunk("a")]]);
+    for await (const batch of readChatStreamBatches(reads(frames(chunk("a"), finish()) + "data: [DONE]\n\n" + frames(chunk("late"))), options)) batches.push(batch);
+    expect(batches).toEqual([[chunk("a"), finish()]]);
   });
 
   it("yields the chunks before an error payload of the same read, then throws", async () => {
@@ -93,5 +94,50 @@ describe("readChatStreamBatches", () => {
     };
     await expect(run()).rejects.toMatchObject({ status: 502, message: "openai: overloaded" });
     expect(seen).toEqual([[chunk("a"), chunk("b")]]);
+  });
+});
+
+describe("readChatStreamBatches: a stream must be whole", () => {
+  const options = { provider: "openai", timeoutMs: 1000 };
+  const frames = (...payloads: string[]) => payloads.map((p) => `data: ${p}\n\n`).join("");
+  const usage = '{"id":"c","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}';
+  async function batchesOf(body: HttpBody, choices?: number) {
+    const seen: string[][] = [];
+    let thrown: unknown;
+    try {
+      for await (const batch of readChatStreamBatches(body, { ...options, choices })) seen.push(batch);
+    } catch (error) {
+      thrown = error;
+    }
+    return { seen, thrown };
+  }
+
+  it.each(["not json", "null", '{"foo":1}', '{"id":"c","choices":[{"index":0,"delta":{"content":"a'])("throws 502 for %j, after the chunks before it, and never yields it", async (event) => {
+    const { seen, thrown } = await batchesOf(body(frames(chunk("a"), event, chunk("b"), finish()) + "data: [DONE]\n\n", 1000));
+    expect(seen).toEqual([[chunk("a")]]);
+    expect(thrown).toMatchObject({ status: 502, code: "upstream_error", message: "openai: the upstream sent a stream event that is not a chat.completion.chunk." });
+  });
+
+  it("throws 502 for a stream that ends before its finish_reason, with or without [DONE]", async () => {
+    for (const end of ["", "data: [DONE]\n\n"]) {
+      const { seen, thrown } = await batchesOf(body(frames(chunk("a"), chunk("b")) + end, 1000));
+      expect(seen.flat()).toEqual([chunk("a"), chunk("b")]);
+      expect(thrown).toMatchObject({ status: 502, message: "openai: the upstream stream ended before the answer was complete (no finish_reason)." });
+    }
+    const half = await batchesOf(body(frames(chunk("a"), finish(0)) + "data: [DONE]\n\n"), 2);
+    expect(half.thrown).toMatchObject({ message: "openai: the upstream stream ended before the answer was complete (finish_reason for 1 of 2 choices)." });
+    expect((await batchesOf(body(frames(chunk("a"), finish(0), finish(1)) + "data: [DONE]\n\n"), 2)).thrown).toBeUndefined();
+  });
+
+  it("is complete with its finish_reason and no [DONE]; stops at the usage chunk when the upstream keeps the body open", async () => {
+    const ended = await batchesOf(body(frames(chunk("a"), finish(), usage)));
+    expect(ended.thrown).toBeUndefined();
+    expect(ended.seen.flat()).toEqual([chunk("a"), finish(), usage]);
+    const open = new Readable({ read() {} });
+    open.push(frames(chunk("a"), finish()));
+    setTimeout(() => open.push(frames(usage)), 5);
+    const { seen, thrown } = await batchesOf(replyBody(open));
+    expect(thrown).toBeUndefined();
+    expect(seen.flat()).toEqual([chunk("a"), finish(), usage]);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * A storage backend that stalls or fails (README, "Storage" and "Errors"): every request that
+ * A storage backend that stalls or fails (README, "Stored completions" and "Errors"): every request that
  * needs it answers 500 `storage_error` within about the storage's timeout, reads as well as
  * writes, and the router works again once the backend is back.
  * - Redis behind a local TCP proxy that stops forwarding (never the shared server itself): store,

@@ -1,5 +1,5 @@
 /**
- * Stored chat completions belong to the app that stored them (README, "Stored chat completions"):
+ * Stored chat completions belong to the app that stored them (README, "Stored completions"):
  * the same suite on the memory, fs and Redis storage, with the openai SDK as client. A second app's
  * key, and an identity-provider token naming another app, get exactly the unknown-id answer on
  * every endpoint (retrieve, update, delete, messages, a list's `after`) and see none of the first

@@ -1,9 +1,9 @@
 /**
- * The core's bound on every storage call (`storage.timeout`, README "Storage"): whatever the
- * plugin, a request never waits on its storage longer than this. A call still running when the
- * time is up is not cancelled (a plugin cannot be told to stop); its request gets `storage_error`
- * and whatever the call does later is ignored, so a save may still land after its client was told
- * it failed.
+ * The core's bound on every storage call (`storage.timeout`, README "Stored completions"):
+ * whatever the plugin, a request never waits on its storage longer than this. A call still running
+ * when the time is up is not cancelled (a plugin cannot be told to stop); its request gets
+ * `storage_error` and whatever the call does later is ignored, so a save may still land after its
+ * client was told it failed.
  */
 import type { Storage } from "../plugin.ts";
 

@@ -44,9 +44,9 @@ export const DEFAULT_COMMAND_TIMEOUT_MS = 1_000;
  * made again. Redis answers in order, so behind one slow command (a large MGET, a fork for a
  * snapshot, another client's slow script) every command on the connection waits, and they all get
  * their answers once it is done: with the connection kept, only the commands that waited past
- * their own timeout fail. Three timeouts (3 s by default) lets a pause of two timeouts pass with
- * nothing more lost, while a dead connection is still replaced in seconds, not in the many minutes
- * TCP takes to give up on it.
+ * their own timeout fail. With three (3 s by default), a Redis pause shorter than that costs only
+ * those commands, while a dead connection is still replaced in seconds, not in the many minutes TCP
+ * takes to give up on it.
  */
 export const CONNECTION_PATIENCE = 3;
 

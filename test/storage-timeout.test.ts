@@ -1,9 +1,10 @@
 /**
- * A storage backend that stalls or fails (README, "Storage" and "Errors"): every request that
+ * A storage backend that stalls or fails (README, "Stored completions" and "Errors"): every request that
  * needs it answers 500 `storage_error` within about the storage's timeout, reads as well as
  * writes, and the router works again once the backend is back.
  * - Redis behind a local TCP proxy that stops forwarding (never the shared server itself): store,
- *   list, get, update, delete, messages and an image URL, with the plugin's default command timeout.
+ *   list, get, update, delete, messages and an image URL, with the plugin's default command timeout;
+ *   and a pause longer than that timeout, which fails the request it held and no other.
  * - A storage plugin that never answers: the core's own bound (`storage.timeout`).
  * - A storage plugin whose reads throw: `storage_error`, not the 500 "this is a bug".
  */
@@ -72,6 +73,27 @@ describe.skipIf(skipRedis !== undefined)("Redis storage stalled behind a TCP pro
     await h?.close();
     await proxy?.close();
   });
+
+  it("a Redis pause longer than the command timeout fails only the command it held, not the others on the connection", async () => {
+    const connections = proxy.connections;
+    proxy.setMode("stall");
+    try {
+      const slow = call(h, `/v1/chat/completions/${storedId}`);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Sent while the first waits: its own timeout ends later than the first one's.
+      const later = call(h, `/v1/chat/completions/${storedId}/messages`);
+      expectStorageError(await slow, "the command the pause held past its timeout");
+      // Redis answers again (the held bytes flow, in order) while the second is within its timeout.
+      proxy.setMode("pass");
+      const answer = await later;
+      expect({ status: answer.status, code: answer.code }).toEqual({ status: 200, code: undefined });
+    } finally {
+      proxy.setMode("pass");
+    }
+    // The connection was kept: a slow answer is not a dead connection.
+    expect(proxy.connections).toBe(connections);
+    expect((await call(h, `/v1/chat/completions/${storedId}`)).status).toBe(200);
+  }, 20_000);
 
   for (const mode of ["stall", "drop"] as const) {
     it(`${mode}: store, list, get, update, delete, messages and an image answer storage_error within about the timeout, then recover`, async () => {

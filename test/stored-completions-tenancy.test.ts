@@ -1,10 +1,11 @@
 /**
- * Stored chat completions belong to the app that stored them (README, "Stored chat completions"):
+ * Stored chat completions belong to the app that stored them (README, "Stored completions"):
  * the same suite on the memory, fs and Redis storage, with the openai SDK as client. A second app's
  * key, and an identity-provider token naming another app, get exactly the unknown-id answer on
  * every endpoint (retrieve, update, delete, messages, a list's `after`) and see none of the first
  * app's completions in any list; the owner still sees all of them; a token whose app claim names
- * the owner's app shares its scope; keys without `app` share the scope `default`.
+ * the owner's app shares its scope; keys without `app` share the scope `default`. Responses of
+ * the Responses API, which the README says are not scoped, are reachable by any key.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -12,6 +13,7 @@ import { join } from "node:path";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ModelmuxConfig } from "@modelmux/core";
+import { startFakeOpenAIResponses } from "./fixtures/fake-openai-responses.ts";
 import { AUDIENCE, ISSUER, signer, startJwksServer, type JwksServer, type Signer } from "./fixtures/jwks-server.ts";
 import { postJson, startHarness, testConfig, TEST_KEY, type Harness } from "./helpers/harness.ts";
 import { deletePrefix, REDIS_URL, redisGate } from "../plugins/storage-unstorage/test/redis-gate.ts";
@@ -195,3 +197,42 @@ for (const storage of STORAGES) {
     });
   });
 }
+
+// What the README says of the Responses API: its responses are the provider's, kept under the
+// router's one upstream key, so they are not scoped by app. This pins that sentence: when responses
+// get an owner, the README must change with this test.
+describe("responses of the Responses API are not scoped by app (README, \"Responses API\")", () => {
+  it("another app's key that knows a response id reads it and its input items, cancels it and deletes it", async () => {
+    const upstreamKey = "sk-upstream-tenancy";
+    const fake = await startFakeOpenAIResponses({ apiKey: upstreamKey });
+    const h = await startHarness(
+      testConfig(
+        { openai: { plugin: "provider-openai", base_url: fake.url, api_key: upstreamKey, models: ["gpt-4.1"] } },
+        {
+          auth: {
+            api_keys: [
+              { key: TEST_KEY, app: "test-app", developer: "tester" },
+              { key: KEY_B, app: "other-app", developer: "bob" },
+            ],
+          },
+          responses: { provider: "openai" },
+        },
+      ),
+      "http",
+    );
+    try {
+      const other = new OpenAI({ baseURL: h.baseURL, apiKey: KEY_B, maxRetries: 0 });
+      const made = await h.openai.responses.create({ model: "openai/gpt-4.1", input: "made by test-app", background: true });
+      expect((await other.responses.retrieve(made.id)).id).toBe(made.id);
+      expect((await other.responses.inputItems.list(made.id)).data.length).toBeGreaterThan(0);
+      expect((await other.responses.cancel(made.id)).status).toBe("cancelled");
+      await other.responses.delete(made.id);
+      expect(fake.stored(made.id)).toBeUndefined();
+      // Every call reached the provider with the router's one upstream key, whichever app called.
+      expect(new Set(fake.requests.map((request) => request.headers.authorization))).toEqual(new Set([`Bearer ${upstreamKey}`]));
+    } finally {
+      await h.close();
+      await fake.close();
+    }
+  });
+});

@@ -1,7 +1,8 @@
 /**
  * A model of a provider that is configured but off because a `requires_env` variable was not set
- * (contract §4): 404 `model_not_found` whose message names the provider and the variables that turn
- * it on, on every endpoint that takes a model; a name the config never had still "does not exist".
+ * (README, "Models and capabilities"): 404 `model_not_found` whose message names the provider and
+ * the variables that turn it on, on every endpoint that takes a model; a name the config never had
+ * still "does not exist".
  */
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

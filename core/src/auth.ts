@@ -8,6 +8,7 @@
 import { hash, timingSafeEqual } from "node:crypto";
 import { looksLikeJwt, type VerifyJwt } from "./auth/jwt.ts";
 import { invalidApiKey } from "./errors.ts";
+import type { CompletionOwner } from "./plugin.ts";
 
 /** Who is calling: the scopes rate limits and logs use. */
 export interface Principal {
@@ -71,4 +72,14 @@ export function createAuthenticator(keys: readonly ApiKeyEntry[], options: Authe
 async function authenticateJwt(verifyJwt: VerifyJwt, token: string): Promise<Principal> {
   const { app, developer } = await verifyJwt(token);
   return { app, developer, scheme: "jwt" };
+}
+
+/**
+ * The app whose stored completions a caller sees, and under which `store: true` keeps its own
+ * (README, "Stored completions"): the principal's app, whichever way the caller proved itself, and
+ * `default` without a principal (only paths that need no key have none). A key without `app` is in
+ * `default` already.
+ */
+export function completionOwnerOf(principal: Principal | undefined): CompletionOwner {
+  return principal?.app ?? "default";
 }

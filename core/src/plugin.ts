@@ -2,13 +2,42 @@
  * The plugin contract (contract §10). A plugin is an ES module whose default export is made with
  * `defineProvider`, `defineStorage` or `defineRateLimiter`. The core validates the plugin's options
  * against its `optionsSchema` before the server starts, then calls `setup(options, ctx)` once.
+ *
+ * This file holds what every plugin shares and the provider's side; the storage's side is in
+ * `plugins/storage-contract.ts`, the rate limiter's in `plugins/rate-limit-contract.ts`, both
+ * re-exported here, so one import of this file (or of `@modelmux/core`) names all of it.
  */
 import type { ConsolaInstance } from "consola";
 import type { Capabilities } from "./capabilities.ts";
 import type { AbortHook, HttpBody, HttpClient } from "./http-client.ts";
+import type { RateLimiterDefinition } from "./plugins/rate-limit-contract.ts";
+import type { StorageDefinition } from "./plugins/storage-contract.ts";
 import type { ImageGenerationRequest } from "./schemas/images-request.ts";
-import type { ChatCompletion, ChatMessage, ChatRequest, ChatStreamItem } from "./types/chat.ts";
+import type { ChatCompletion, ChatRequest, ChatStreamItem } from "./types/chat.ts";
 import type { ImageOption, ImagesResponse } from "./types/images.ts";
+
+export {
+  defineStorage,
+  type CompletionListQuery,
+  type CompletionOwner,
+  type CompletionPage,
+  type Storage,
+  type StorageContext,
+  type StorageDefinition,
+  type StoredCompletion,
+  type StoredImage,
+} from "./plugins/storage-contract.ts";
+export {
+  defineRateLimiter,
+  type RateLimitAcquire,
+  type RateLimitDecision,
+  type RateLimiter,
+  type RateLimiterDefinition,
+  type RateLimitRule,
+  type RateLimitRuleState,
+  type RateLimitSettle,
+  type RateLimitSubject,
+} from "./plugins/rate-limit-contract.ts";
 
 /** A JSON Schema object, as Ajv takes it. */
 export type JsonSchema = { [keyword: string]: unknown };
@@ -151,218 +180,6 @@ export interface ProviderDefinition<Options = Record<string, unknown>> {
   setup(options: Options, ctx: PluginContext): Provider | Promise<Provider>;
 }
 
-/** The scopes a request is counted in (contract §3, `rate_limit`): who calls, and which provider serves it. */
-export interface RateLimitSubject {
-  app: string;
-  developer: string;
-  provider: string;
-}
-
-/**
- * The app a stored completion belongs to (README, "Stored chat completions"): the caller's
- * `Principal.app`, i.e. the API key's `app` (`"default"` for a key without one) or the app claim
- * of an identity-provider token. Stored completions of one owner are invisible to every other:
- * a storage keeps owners apart as if each had a store of its own.
- */
-export type CompletionOwner = string;
-
-/** One stored chat completion (contract §8): what `store: true` keeps once the reply is complete. */
-export interface StoredCompletion {
-  /** The app that stored it; only calls with this owner may read, list, update or delete it. */
-  owner: CompletionOwner;
-  /** The completion as the client received it (for a stream, assembled from its chunks). */
-  completion: ChatCompletion;
-  /** The request's messages, in order, for the messages list. */
-  messages: ChatMessage[];
-  /**
-   * The `provider/model` the request was routed to. The list's `model` filter matches it, and
-   * also `completion.model` (the name the stored object shows, often the bare model id).
-   */
-  model: string;
-  /** String pairs; replaced as a whole by an update. Any string is a key: `""`, `__proto__`, `a\nb`. */
-  metadata: Record<string, string>;
-  /** Unix milliseconds when it was stored; lists are ordered by it, then by storing order. */
-  createdAt: number;
-}
-
-/** A page request: `after` is the id of the last item of the previous page. */
-export interface CompletionListQuery {
-  /** Only this owner's completions; `after` names one of them or is unknown. */
-  owner: CompletionOwner;
-  after?: string;
-  /** 1 to 100. */
-  limit: number;
-  order: "asc" | "desc";
-  /** Only completions whose `model` (`provider/model`) or `completion.model` is this. */
-  model?: string;
-  /**
-   * Only completions whose metadata has every one of these pairs. The core hands a null-prototype
-   * object, so a key may be `__proto__` or `constructor`: read it with `Object.entries` or
-   * `Object.hasOwn`, never with `in` or a plain `metadata[key]` lookup on a record's own metadata.
-   */
-  metadata?: Record<string, string>;
-}
-
-export interface CompletionPage {
-  data: StoredCompletion[];
-  /** True when more items match after the last one of `data`. */
-  hasMore: boolean;
-}
-
-/**
- * A storage backend for stored chat completions (contract §8). Ids are the completions' own
- * (`completion.id`). Deleted and expired completions behave as never stored: `undefined`/`false`,
- * and absent from lists.
- *
- * Every call names the owner (the caller's app, `CompletionOwner`), and a storage keeps owners
- * apart: a completion is found only under the owner it was saved with, so the same id saved by two
- * owners is two completions, and one owner's list never shows, nor counts, another's. Another
- * owner's id behaves exactly like an id never stored. Keep owners apart in the key layout (not by
- * filtering a shared list), so a list stays a walk of one owner's index. The owner comes first in
- * every call, so an older plugin that takes it for the id finds nothing rather than everything.
- * Returned completions carry the `owner` they were saved with (`default` for data from before
- * owners); the core treats one of another owner as not found. The conformance kit `testStorage`
- * of `@modelmux/core/testing` checks all of this.
- *
- * The core bounds every call by `storage.timeout` and answers `storage_error` when one rejects or
- * takes longer; a plugin should still give its own network calls a timeout shorter than that.
- */
-export interface Storage {
-  /** Stores one completion under `entry.owner` in a single step: a reader never sees it half-written. */
-  saveCompletion(entry: StoredCompletion): Promise<void>;
-  /** The completion `id` of `owner`; `undefined` when `owner` stored none under that id. */
-  getCompletion(owner: CompletionOwner, id: string): Promise<StoredCompletion | undefined>;
-  /**
-   * One page of `query.owner`'s completions in `createdAt` order. Listing a page must not read
-   * every stored item (an index, not a scan). Returns `undefined` when `after` names no
-   * completion of this owner.
-   */
-  listCompletions(query: CompletionListQuery): Promise<CompletionPage | undefined>;
-  /** Replaces the metadata; `undefined` when `owner` has no such completion. */
-  updateMetadata(owner: CompletionOwner, id: string, metadata: Record<string, string>): Promise<StoredCompletion | undefined>;
-  /** `false` when `owner` had no such completion. */
-  deleteCompletion(owner: CompletionOwner, id: string): Promise<boolean>;
-  /**
-   * Optional: keeps a generated image served by URL (contract §9) until `image.expiresAt`; `key`
-   * is a digest of the URL's secret token. Images have no owner: the URL's token is the credential.
-   * Without these two methods the core keeps images in its own memory, which a second router
-   * instance cannot see.
-   */
-  saveImage?(key: string, image: StoredImage): Promise<void>;
-  /** The image saved under `key`, or `undefined` once it expired or when there is none. */
-  getImage?(key: string): Promise<StoredImage | undefined>;
-  /** Writes out what is pending; called on a graceful stop. */
-  close?(): Promise<void> | void;
-}
-
-/** A generated image kept for its URL. */
-export interface StoredImage {
-  contentType: string;
-  data: Buffer;
-  /** Unix milliseconds after which the image is gone. */
-  expiresAt: number;
-}
-
-/** What a storage plugin receives besides its options. */
-export interface StorageContext extends PluginContext {
-  /** `storage.ttl` in ms: completions older than this must be gone. Undefined: kept forever. */
-  ttlMs: number | undefined;
-}
-
-export interface StorageDefinition<Options = Record<string, unknown>> {
-  kind: "storage";
-  name: string;
-  optionsSchema: JsonSchema;
-  setup(options: Options, ctx: StorageContext): Storage | Promise<Storage>;
-}
-
-/**
- * One limit a request is counted against: a counter and its budget per sliding window. The core
- * builds the rules from the config (`rate_limit.app`, `rate_limit.developer`,
- * `providers.<name>.rate_limit`) and the caller's scope; a limiter only counts, so it never needs
- * to know what an app or a provider is.
- */
-export interface RateLimitRule {
-  /** The counter's name, unique per scope and value: `app:my-app`, `developer:alice`, `provider:openai`. */
-  key: string;
-  /** Requests allowed in any window of `windowMs`. */
-  requests: number;
-  /** Tokens allowed in any window of `windowMs`; absent when only requests are limited. */
-  tokens?: number;
-  /** The window's length, in ms (more than 0). */
-  windowMs: number;
-}
-
-/** A rule's counters right after a decision, for the `x-ratelimit-*` headers. */
-export interface RateLimitRuleState {
-  /** Requests still allowed in the window (after this one, when it was counted). */
-  remainingRequests: number;
-  /** Ms until the oldest request counted in the window leaves it (0 when none is counted). */
-  resetRequestsMs: number;
-  /** Only for a rule with `tokens`: tokens still allowed, the reservation of this request deducted. */
-  remainingTokens?: number;
-  /** Only for a rule with `tokens`: ms until the oldest tokens counted in the window leave it. */
-  resetTokensMs?: number;
-  /** Ms until this rule would admit the request; 0 when it admits it now. */
-  retryAfterMs: number;
-}
-
-/** One rate-limit decision for a request, taken before the upstream call. */
-export interface RateLimitDecision {
-  /** True when every rule admitted the request: it was then counted in every rule; otherwise in none. */
-  allowed: boolean;
-  /** One state per rule, in the order of the request's `rules`; empty when `unavailable`. */
-  states: RateLimitRuleState[];
-  /** Ms until the request would be admitted (the largest of the refusing rules'); 0 when allowed. */
-  retryAfterMs: number;
-  /**
-   * Set when the limiter could not reach its store and decided by its failure policy
-   * (fail-open: allowed; fail-closed: refused). Nothing was counted.
-   */
-  unavailable?: boolean;
-}
-
-/** What `acquire` counts: one request, and `reservedTokens` in every rule that limits tokens. */
-export interface RateLimitAcquire {
-  /** Names this request's reservation for `settle`; unique across every router sharing the limiter. */
-  id: string;
-  rules: readonly RateLimitRule[];
-  /** Tokens held in every rule with a `tokens` budget until `settle` (0: none). */
-  reservedTokens: number;
-}
-
-/** What `settle` reconciles: the same `id`, `rules` and `reservedTokens` as the `acquire`. */
-export interface RateLimitSettle extends RateLimitAcquire {
-  /** The tokens the reply really used; 0 when none or unknown (a failed or aborted call). */
-  usedTokens: number;
-}
-
-/**
- * A rate-limit backend (contract §3, `rate_limit.plugin`). Every limiter keeps the same rules, so
- * the two built-in ones behave alike and a test of one describes the other:
- * - a sliding window per rule: at most `requests` requests, and `tokens` tokens, in any `windowMs`;
- * - a request is admitted when every rule has room for one more request, and for its reservation on
- *   top of the tokens counted (with nothing reserved, while fewer than `tokens` are counted);
- * - admission is all-or-nothing and atomic: concurrent calls never both take the last unit;
- * - tokens reserved at `acquire` count from then until `settle`, which removes them and counts the
- *   used tokens from the time of `settle` (the usage is known only once the reply is complete).
- * The conformance kit `testRateLimiter` of `@modelmux/core/testing` checks these rules.
- */
-export interface RateLimiter {
-  /** Decides, and when every rule admits the request, counts it, in one atomic step. */
-  acquire(request: RateLimitAcquire): Promise<RateLimitDecision>;
-  /** Replaces the reservation of an admitted request with the tokens it used. Never rejects. */
-  settle(request: RateLimitSettle): Promise<void>;
-  close?(): Promise<void> | void;
-}
-
-export interface RateLimiterDefinition<Options = Record<string, unknown>> {
-  kind: "ratelimit";
-  name: string;
-  optionsSchema: JsonSchema;
-  setup(options: Options, ctx: PluginContext): RateLimiter | Promise<RateLimiter>;
-}
-
 export type PluginDefinition = ProviderDefinition<never> | StorageDefinition<never> | RateLimiterDefinition<never>;
 
 /**
@@ -376,14 +193,4 @@ export type PluginDefinition = ProviderDefinition<never> | StorageDefinition<nev
  */
 export function defineProvider<Options>(definition: Omit<ProviderDefinition<Options>, "kind">): ProviderDefinition<Options> {
   return { kind: "provider", ...definition };
-}
-
-/** Defines a storage plugin for stored chat completions. */
-export function defineStorage<Options>(definition: Omit<StorageDefinition<Options>, "kind">): StorageDefinition<Options> {
-  return { kind: "storage", ...definition };
-}
-
-/** Defines a rate-limit plugin. */
-export function defineRateLimiter<Options>(definition: Omit<RateLimiterDefinition<Options>, "kind">): RateLimiterDefinition<Options> {
-  return { kind: "ratelimit", ...definition };
 }

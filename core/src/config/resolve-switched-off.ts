@@ -1,7 +1,8 @@
 /**
  * The models a config names but the router does not serve, because their provider is off: a
- * variable of its `requires_env` was unset or empty at start (contract §4). Their requests get a 404
- * that names the variables, instead of the "does not exist" of a name the config never had.
+ * variable of its `requires_env` was unset or empty at start (README, "Models and capabilities").
+ * Their requests get a 404 that names the variables, instead of the "does not exist" of a name the
+ * config never had.
  */
 import type { SwitchedOffModel } from "../models.ts";
 import type { ModelmuxConfig } from "./types.ts";

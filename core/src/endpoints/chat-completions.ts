@@ -4,6 +4,7 @@
  * stream, then count the reply's real token usage.
  */
 import type { AppContext } from "../app-context.ts";
+import { completionOwnerOf } from "../auth.ts";
 import { assertChatCapabilities } from "../capabilities.ts";
 import { openEventRelay } from "../chat/event-relay.ts";
 import { rawJsonOf } from "../chat/raw-json.ts";
@@ -22,7 +23,6 @@ import { acquireRateLimit, settleAfterStream, tokenReservation, type RateLimitGr
 import type { ChatCompletion, ChatRequest, ChatStreamItem, Usage } from "../types/chat.ts";
 import { readJsonBody } from "../utils/read-body.ts";
 import { SSE_HEADERS } from "../utils/sse-write.ts";
-import { ownerOf } from "./stored-completions.ts";
 
 /** What both reply paths need; one object instead of a closure per value. */
 interface ChatCall {
@@ -79,7 +79,7 @@ async function save(chat: ChatCall, completion: ChatCompletion): Promise<void> {
   const { request } = chat;
   try {
     await chat.storage!.saveCompletion({
-      owner: ownerOf(chat.x),
+      owner: completionOwnerOf(chat.x.principal),
       completion,
       messages: request.messages,
       model: chat.entry.name,

@@ -8,11 +8,12 @@
  * "Stored chat completions"). A storage call that fails or runs out of time is `storage_error`.
  */
 import type { AppContext } from "../app-context.ts";
+import { completionOwnerOf } from "../auth.ts";
 import { completionView, messageView } from "../chat/stored-view.ts";
 import { invalidRequest, notFound, storageUnavailable } from "../errors.ts";
 import type { Exchange } from "../http/exchange.ts";
 import { jsonReply, type Reply } from "../http/reply.ts";
-import type { CompletionOwner, Storage, StoredCompletion } from "../plugin.ts";
+import type { Storage, StoredCompletion } from "../plugin.ts";
 import { readJsonBody } from "../utils/read-body.ts";
 import { parseCompletionsQuery, parseListQuery } from "../utils/list-query.ts";
 
@@ -21,14 +22,6 @@ function storageOf(ctx: AppContext): Storage {
     throw notFound("Stored chat completions are off: configure a `storage` plugin (see the README) to store and list them.");
   }
   return ctx.storage;
-}
-
-/**
- * The app whose completions this request sees. Authentication sets the principal on every `/v1/`
- * path; `default` is the app of a key without one, as for rate limits.
- */
-export function ownerOf(x: Exchange): CompletionOwner {
-  return x.principal?.app ?? "default";
 }
 
 function idOf(x: Exchange): string {
@@ -49,7 +42,7 @@ export function createStoredCompletionHandlers(ctx: AppContext) {
   }
 
   async function findCompletion(x: Exchange, storage: Storage, id: string): Promise<StoredCompletion> {
-    const owner = ownerOf(x);
+    const owner = completionOwnerOf(x.principal);
     const entry = await fromStorage(x, "read this stored chat completion", storage.getCompletion(owner, id));
     // The plugin keeps owners apart; checking the answer as well costs one comparison.
     if (!entry || entry.owner !== owner) throw unknownId(id);
@@ -60,7 +53,7 @@ export function createStoredCompletionHandlers(ctx: AppContext) {
     async listCompletions(x: Exchange): Promise<Reply> {
       const storage = storageOf(ctx);
       const query = parseCompletionsQuery(x.query);
-      const owner = ownerOf(x);
+      const owner = completionOwnerOf(x.principal);
       // A page of 0 still says whether anything matches.
       const page = await fromStorage(x, "list stored chat completions", storage.listCompletions({ ...query, owner, limit: Math.max(1, query.limit) }));
       if (!page) throw invalidRequest(`after: no stored chat completion with id '${query.after}'`, { param: "after" });
@@ -77,7 +70,7 @@ export function createStoredCompletionHandlers(ctx: AppContext) {
       const storage = storageOf(ctx);
       const id = idOf(x);
       const { metadata } = ctx.validators.metadataUpdate(await readJsonBody(x, ctx.bodyLimit));
-      const updated = await fromStorage(x, "update this stored chat completion", storage.updateMetadata(ownerOf(x), id, metadata ?? {}));
+      const updated = await fromStorage(x, "update this stored chat completion", storage.updateMetadata(completionOwnerOf(x.principal), id, metadata ?? {}));
       if (!updated) throw unknownId(id);
       return jsonReply(completionView(updated));
     },
@@ -85,7 +78,7 @@ export function createStoredCompletionHandlers(ctx: AppContext) {
     async deleteCompletion(x: Exchange): Promise<Reply> {
       const id = idOf(x);
       const storage = storageOf(ctx);
-      if (!(await fromStorage(x, "delete this stored chat completion", storage.deleteCompletion(ownerOf(x), id)))) throw unknownId(id);
+      if (!(await fromStorage(x, "delete this stored chat completion", storage.deleteCompletion(completionOwnerOf(x.principal), id)))) throw unknownId(id);
       return jsonReply({ id, object: "chat.completion.deleted", deleted: true });
     },
 

@@ -1,9 +1,9 @@
 /**
- * The core's bound on every storage call (`storage.timeout`, README "Storage"): whatever the
- * plugin, a request never waits on its storage longer than this. A call still running when the
- * time is up is not cancelled (a plugin cannot be told to stop); its request gets `storage_error`
- * and whatever the call does later is ignored, so a save may still land after its client was told
- * it failed.
+ * The core's bound on every storage call (`storage.timeout`, README "Stored completions"):
+ * whatever the plugin, a request never waits on its storage longer than this. A call still running
+ * when the time is up is not cancelled (a plugin cannot be told to stop); its request gets
+ * `storage_error` and whatever the call does later is ignored, so a save may still land after its
+ * client was told it failed.
  */
 import type { Storage } from "../plugin.ts";
 
@@ -21,8 +21,27 @@ export class StorageTimeoutError extends Error {
 type AsyncMethod<A extends unknown[], R> = (...args: A) => Promise<R>;
 
 /**
- * The same storage with each call bounded by `timeoutMs`. `close` is left unbounded: the shutdown
- * has its own deadline.
+ * How `boundStorage` passes on each `Storage` method: `bound` by the timeout, or `as-is`. Every key
+ * of `Storage` must be listed (`satisfies` checks it): a method added to `Storage` later does not
+ * compile until it is given a line here, instead of silently missing from the bounded storage.
+ */
+const PASSING = {
+  saveCompletion: "bound",
+  getCompletion: "bound",
+  listCompletions: "bound",
+  updateMetadata: "bound",
+  deleteCompletion: "bound",
+  saveImage: "bound",
+  getImage: "bound",
+  // The shutdown has its own deadline.
+  close: "as-is",
+} as const satisfies Record<keyof Storage, "bound" | "as-is">;
+
+const METHOD_NAMES = Object.keys(PASSING) as Array<keyof typeof PASSING>;
+
+/**
+ * The same storage with each call bounded by `timeoutMs`, and the same optional methods: one the
+ * plugin lacks stays absent.
  */
 export function boundStorage(storage: Storage, timeoutMs: number): Storage {
   function bound<A extends unknown[], R>(operation: string, method: AsyncMethod<A, R>): AsyncMethod<A, R> {
@@ -44,14 +63,13 @@ export function boundStorage(storage: Storage, timeoutMs: number): Storage {
       });
     };
   }
-  const { saveImage, getImage, close } = storage;
-  return {
-    saveCompletion: bound("saveCompletion", storage.saveCompletion),
-    getCompletion: bound("getCompletion", storage.getCompletion),
-    listCompletions: bound("listCompletions", storage.listCompletions),
-    updateMetadata: bound("updateMetadata", storage.updateMetadata),
-    deleteCompletion: bound("deleteCompletion", storage.deleteCompletion),
-    ...(saveImage && getImage && { saveImage: bound("saveImage", saveImage), getImage: bound("getImage", getImage) }),
-    ...(close && { close: () => close.call(storage) }),
-  };
+  const passed: Partial<Record<keyof Storage, (...args: unknown[]) => unknown>> = {};
+  for (const name of METHOD_NAMES) {
+    const method = storage[name] as ((...args: unknown[]) => unknown) | undefined;
+    if (method === undefined) continue;
+    // The contract's `bound` methods all return promises.
+    passed[name] = PASSING[name] === "bound" ? bound(name, method as AsyncMethod<unknown[], unknown>) : (...args) => method.apply(storage, args);
+  }
+  // Each method is the plugin's own, wrapped without changing its arguments or its result.
+  return passed as Storage;
 }

@@ -13,13 +13,16 @@
  *   from any cursor in O(log n + page).
  * Every write is one MULTI: a reader sees a save, an update or a delete whole or not at all, and
  * two instances never lose each other's index entries. Every command has a timeout
- * (`command_timeout_ms`): a stalled Redis fails a request in about that long, never holds it.
+ * (`command_timeout_ms`): a stalled Redis fails a request in about that long, never holds it; a
+ * connection is replaced only when it has answered nothing in time for `CONNECTION_PATIENCE` times
+ * that long (README, "Redis timeouts").
  */
 import type { CompletionOwner, CompletionPage, PluginContext, Storage } from "@modelmux/core";
 import type { ChainableCommander, Redis } from "ioredis";
 import redisDriver from "unstorage/drivers/redis";
 import { guarded, storageError } from "./errors.ts";
 import { redisImages } from "./images.ts";
+import { isCommandTimeout, watchLateReplies } from "./late-replies.ts";
 import { indexEntry, indexesOf, LEGACY_OWNER, nextOrderKey, ttlCutoff, type IndexNames } from "./keys.ts";
 import { collectPage, cursorEntry, type EntrySource } from "./page.ts";
 import { decodeRecord, encodeRecord, isCurrent, isExpired, isRecordOf, matchesQuery, type StoredRecord } from "./record.ts";
@@ -35,6 +38,17 @@ export interface RedisStorageOptions {
 
 /** `command_timeout_ms` when the options set none: the Redis rate limiter's default too. */
 export const DEFAULT_COMMAND_TIMEOUT_MS = 1_000;
+
+/**
+ * How many command timeouts a connection may go without a timely answer before it is dropped and
+ * made again. Redis answers in order, so behind one slow command (a large MGET, a fork for a
+ * snapshot, another client's slow script) every command on the connection waits, and they all get
+ * their answers once it is done: with the connection kept, only the commands that waited past
+ * their own timeout fail. With three (3 s by default), a Redis pause shorter than that costs only
+ * those commands, while a dead connection is still replaced in seconds, not in the many minutes TCP
+ * takes to give up on it.
+ */
+export const CONNECTION_PATIENCE = 3;
 
 /** Runs a MULTI; throws the first failed command's error. */
 async function execute(multi: ChainableCommander): Promise<unknown[]> {
@@ -56,8 +70,9 @@ export function createRedisStorage({ url, prefix, ttlMs, logger, commandTimeoutM
     commandTimeout: commandTimeoutMs,
     // A connection that got no byte back for this long while commands wait is dropped and made
     // again: a half-open connection (a peer or path gone silent) would otherwise fail every
-    // command, one timeout at a time, until TCP itself gives up many minutes later.
-    socketTimeout: commandTimeoutMs,
+    // command, one timeout at a time, until TCP itself gives up many minutes later. Dropping it
+    // fails every command in flight on it, so not after one slow command: see CONNECTION_PATIENCE.
+    socketTimeout: commandTimeoutMs * CONNECTION_PATIENCE,
     // A command its caller was already told had failed (timed out) must not run later, on a new
     // connection, behind the caller's back.
     autoResendUnfulfilledCommands: false,
@@ -77,6 +92,27 @@ export function createRedisStorage({ url, prefix, ttlMs, logger, commandTimeoutM
     client.on("ready", () => (reportedDown = false));
     return client;
   };
+  // Bytes that keep coming, all of them late: the case `socketTimeout` cannot see.
+  const lateReplies = watchLateReplies({
+    windowMs: commandTimeoutMs * CONNECTION_PATIENCE,
+    commandTimeoutMs,
+    replace() {
+      if (client?.status !== "ready") return;
+      logger.warn(`Redis at ${server}: no command answered in time for ${commandTimeoutMs * CONNECTION_PATIENCE} ms; reconnecting`);
+      client.disconnect(true);
+    },
+  });
+  /** `guarded`, telling the watch whether the call got its answers in time. */
+  const watched = <T>(operation: string, run: () => Promise<T>): Promise<T> =>
+    guarded(operation, () =>
+      run().then(
+        (value) => (lateReplies.succeeded(), value),
+        (error: unknown) => {
+          if (isCommandTimeout(error)) lateReplies.timedOut();
+          throw error;
+        },
+      ),
+    );
 
   // Redis keys take any bytes; only "=" (and "%", the escape) are escaped in a pair, so the pair
   // ("a=b", "c") never shares a key with ("a", "b=c"); ":" (and "%") in an owner, so the owner's
@@ -127,7 +163,7 @@ export function createRedisStorage({ url, prefix, ttlMs, logger, commandTimeoutM
 
   return {
     saveCompletion: (entry) =>
-      guarded("saveCompletion", async () => {
+      watched("saveCompletion", async () => {
         const { owner } = entry;
         const id = entry.completion.id;
         const key = recordKey(owner, id);
@@ -150,10 +186,10 @@ export function createRedisStorage({ url, prefix, ttlMs, logger, commandTimeoutM
         await execute(multi);
       }),
 
-    getCompletion: (owner, id) => guarded("getCompletion", async () => (await readRecord(owner, id))?.entry),
+    getCompletion: (owner, id) => watched("getCompletion", async () => (await readRecord(owner, id))?.entry),
 
     listCompletions: (query) =>
-      guarded("listCompletions", async (): Promise<CompletionPage | undefined> => {
+      watched("listCompletions", async (): Promise<CompletionPage | undefined> => {
         const { owner } = query;
         const after = await cursorEntry(query.after, (id) => readRecord(owner, id));
         if (after === null) return undefined;
@@ -190,7 +226,7 @@ export function createRedisStorage({ url, prefix, ttlMs, logger, commandTimeoutM
       }),
 
     updateMetadata: (owner, id, metadata) =>
-      guarded("updateMetadata", async () => {
+      watched("updateMetadata", async () => {
         const record = await readRecord(owner, id);
         if (!record) return undefined;
         const updated: StoredRecord = { ...record, entry: { ...record.entry, metadata: { ...metadata } } };
@@ -211,7 +247,7 @@ export function createRedisStorage({ url, prefix, ttlMs, logger, commandTimeoutM
       }),
 
     deleteCompletion: (owner, id) =>
-      guarded("deleteCompletion", async () => {
+      watched("deleteCompletion", async () => {
         const record = await readRecord(owner, id);
         if (!record) return false;
         const member = indexEntry(record.orderKey, id);
@@ -222,8 +258,8 @@ export function createRedisStorage({ url, prefix, ttlMs, logger, commandTimeoutM
         return deleted === 1;
       }),
 
-    saveImage: (key, image) => guarded("saveImage", () => images.saveImage(key, image)),
-    getImage: (key) => guarded("getImage", () => images.getImage(key)),
+    saveImage: (key, image) => watched("saveImage", () => images.saveImage(key, image)),
+    getImage: (key) => watched("getImage", () => images.getImage(key)),
 
     async close() {
       while (background.size > 0) await Promise.all([...background]);

@@ -1,0 +1,106 @@
+/**
+ * The rate limiter's side of the plugin contract (`core/src/plugin.ts`): the rules the core builds
+ * from `rate_limit` (README, "Rate limits"), what a limiter decides for them, and
+ * `defineRateLimiter`. The conformance kit `testRateLimiter` of `@modelmux/core/testing` checks a
+ * plugin against it.
+ */
+import type { JsonSchema, PluginContext } from "../plugin.ts";
+
+/** The scopes a request is counted in (README, "Rate limits"): who calls, and which provider serves it. */
+export interface RateLimitSubject {
+  app: string;
+  developer: string;
+  provider: string;
+}
+
+/**
+ * One limit a request is counted against: a counter and its budget per sliding window. The core
+ * builds the rules from the config (`rate_limit.app`, `rate_limit.developer`,
+ * `providers.<name>.rate_limit`) and the caller's scope; a limiter only counts, so it never needs
+ * to know what an app or a provider is.
+ */
+export interface RateLimitRule {
+  /** The counter's name, unique per scope and value: `app:my-app`, `developer:alice`, `provider:openai`. */
+  key: string;
+  /** Requests allowed in any window of `windowMs`. */
+  requests: number;
+  /** Tokens allowed in any window of `windowMs`; absent when only requests are limited. */
+  tokens?: number;
+  /** The window's length, in ms (more than 0). */
+  windowMs: number;
+}
+
+/** A rule's counters right after a decision, for the `x-ratelimit-*` headers. */
+export interface RateLimitRuleState {
+  /** Requests still allowed in the window (after this one, when it was counted). */
+  remainingRequests: number;
+  /** Ms until the oldest request counted in the window leaves it (0 when none is counted). */
+  resetRequestsMs: number;
+  /** Only for a rule with `tokens`: tokens still allowed, the reservation of this request deducted. */
+  remainingTokens?: number;
+  /** Only for a rule with `tokens`: ms until the oldest tokens counted in the window leave it. */
+  resetTokensMs?: number;
+  /** Ms until this rule would admit the request; 0 when it admits it now. */
+  retryAfterMs: number;
+}
+
+/** One rate-limit decision for a request, taken before the upstream call. */
+export interface RateLimitDecision {
+  /** True when every rule admitted the request: it was then counted in every rule; otherwise in none. */
+  allowed: boolean;
+  /** One state per rule, in the order of the request's `rules`; empty when `unavailable`. */
+  states: RateLimitRuleState[];
+  /** Ms until the request would be admitted (the largest of the refusing rules'); 0 when allowed. */
+  retryAfterMs: number;
+  /**
+   * Set when the limiter could not reach its store and decided by its failure policy
+   * (fail-open: allowed; fail-closed: refused). Nothing was counted.
+   */
+  unavailable?: boolean;
+}
+
+/** What `acquire` counts: one request, and `reservedTokens` in every rule that limits tokens. */
+export interface RateLimitAcquire {
+  /** Names this request's reservation for `settle`; unique across every router sharing the limiter. */
+  id: string;
+  rules: readonly RateLimitRule[];
+  /** Tokens held in every rule with a `tokens` budget until `settle` (0: none). */
+  reservedTokens: number;
+}
+
+/** What `settle` reconciles: the same `id`, `rules` and `reservedTokens` as the `acquire`. */
+export interface RateLimitSettle extends RateLimitAcquire {
+  /** The tokens the reply really used; 0 when none or unknown (a failed or aborted call). */
+  usedTokens: number;
+}
+
+/**
+ * A rate-limit backend (`rate_limit.plugin`, README "Rate limits"). Every limiter keeps the same
+ * rules, so the two built-in ones behave alike and a test of one describes the other:
+ * - a sliding window per rule: at most `requests` requests, and `tokens` tokens, in any `windowMs`;
+ * - a request is admitted when every rule has room for one more request, and for its reservation on
+ *   top of the tokens counted (with nothing reserved, while fewer than `tokens` are counted);
+ * - admission is all-or-nothing and atomic: concurrent calls never both take the last unit;
+ * - tokens reserved at `acquire` count from then until `settle`, which removes them and counts the
+ *   used tokens from the time of `settle` (the usage is known only once the reply is complete).
+ * The conformance kit `testRateLimiter` of `@modelmux/core/testing` checks these rules.
+ */
+export interface RateLimiter {
+  /** Decides, and when every rule admits the request, counts it, in one atomic step. */
+  acquire(request: RateLimitAcquire): Promise<RateLimitDecision>;
+  /** Replaces the reservation of an admitted request with the tokens it used. Never rejects. */
+  settle(request: RateLimitSettle): Promise<void>;
+  close?(): Promise<void> | void;
+}
+
+export interface RateLimiterDefinition<Options = Record<string, unknown>> {
+  kind: "ratelimit";
+  name: string;
+  optionsSchema: JsonSchema;
+  setup(options: Options, ctx: PluginContext): RateLimiter | Promise<RateLimiter>;
+}
+
+/** Defines a rate-limit plugin. */
+export function defineRateLimiter<Options>(definition: Omit<RateLimiterDefinition<Options>, "kind">): RateLimiterDefinition<Options> {
+  return { kind: "ratelimit", ...definition };
+}

@@ -1,0 +1,131 @@
+/**
+ * The storage plugin's side of the plugin contract (`core/src/plugin.ts`): what a `storage` plugin
+ * keeps for stored chat completions and for image URLs (README, "Stored completions" and
+ * "Images"), and `defineStorage`. The conformance kit `testStorage` of `@modelmux/core/testing`
+ * checks a plugin against it.
+ */
+import type { JsonSchema, PluginContext } from "../plugin.ts";
+import type { ChatCompletion, ChatMessage } from "../types/chat.ts";
+
+/**
+ * The app a stored completion belongs to (README, "Stored completions"): the caller's
+ * `Principal.app`, i.e. the API key's `app` (`"default"` for a key without one) or the app claim
+ * of an identity-provider token. Stored completions of one owner are invisible to every other:
+ * a storage keeps owners apart as if each had a store of its own.
+ */
+export type CompletionOwner = string;
+
+/** One stored chat completion (README, "Stored completions"): what `store: true` keeps once the reply is complete. */
+export interface StoredCompletion {
+  /** The app that stored it; only calls with this owner may read, list, update or delete it. */
+  owner: CompletionOwner;
+  /** The completion as the client received it (for a stream, assembled from its chunks). */
+  completion: ChatCompletion;
+  /** The request's messages, in order, for the messages list. */
+  messages: ChatMessage[];
+  /**
+   * The `provider/model` the request was routed to. The list's `model` filter matches it, and
+   * also `completion.model` (the name the stored object shows, often the bare model id).
+   */
+  model: string;
+  /** String pairs; replaced as a whole by an update. Any string is a key: `""`, `__proto__`, `a\nb`. */
+  metadata: Record<string, string>;
+  /** Unix milliseconds when it was stored; lists are ordered by it, then by storing order. */
+  createdAt: number;
+}
+
+/** A page request: `after` is the id of the last item of the previous page. */
+export interface CompletionListQuery {
+  /** Only this owner's completions; `after` names one of them or is unknown. */
+  owner: CompletionOwner;
+  after?: string;
+  /** 1 to 100. */
+  limit: number;
+  order: "asc" | "desc";
+  /** Only completions whose `model` (`provider/model`) or `completion.model` is this. */
+  model?: string;
+  /**
+   * Only completions whose metadata has every one of these pairs. The core hands a null-prototype
+   * object, so a key may be `__proto__` or `constructor`: read it with `Object.entries` or
+   * `Object.hasOwn`, never with `in` or a plain `metadata[key]` lookup on a record's own metadata.
+   */
+  metadata?: Record<string, string>;
+}
+
+export interface CompletionPage {
+  data: StoredCompletion[];
+  /** True when more items match after the last one of `data`. */
+  hasMore: boolean;
+}
+
+/**
+ * A storage backend for stored chat completions (README, "Stored completions"). Ids are the
+ * completions' own (`completion.id`). Deleted and expired completions behave as never stored:
+ * `undefined`/`false`, and absent from lists.
+ *
+ * Every call names the owner (the caller's app, `CompletionOwner`), and a storage keeps owners
+ * apart: a completion is found only under the owner it was saved with, so the same id saved by two
+ * owners is two completions, and one owner's list never shows, nor counts, another's. Another
+ * owner's id behaves exactly like an id never stored. Keep owners apart in the key layout (not by
+ * filtering a shared list), so a list stays a walk of one owner's index. The owner comes first in
+ * every call, so an older plugin that takes it for the id finds nothing rather than everything.
+ * Returned completions carry the `owner` they were saved with (`default` for data from before
+ * owners); the core treats one of another owner as not found. The conformance kit `testStorage`
+ * of `@modelmux/core/testing` checks all of this.
+ *
+ * The core bounds every call by `storage.timeout` and answers `storage_error` when one rejects or
+ * takes longer; a plugin should still give its own network calls a timeout shorter than that.
+ */
+export interface Storage {
+  /** Stores one completion under `entry.owner` in a single step: a reader never sees it half-written. */
+  saveCompletion(entry: StoredCompletion): Promise<void>;
+  /** The completion `id` of `owner`; `undefined` when `owner` stored none under that id. */
+  getCompletion(owner: CompletionOwner, id: string): Promise<StoredCompletion | undefined>;
+  /**
+   * One page of `query.owner`'s completions in `createdAt` order. Listing a page must not read
+   * every stored item (an index, not a scan). Returns `undefined` when `after` names no
+   * completion of this owner.
+   */
+  listCompletions(query: CompletionListQuery): Promise<CompletionPage | undefined>;
+  /** Replaces the metadata; `undefined` when `owner` has no such completion. */
+  updateMetadata(owner: CompletionOwner, id: string, metadata: Record<string, string>): Promise<StoredCompletion | undefined>;
+  /** `false` when `owner` had no such completion. */
+  deleteCompletion(owner: CompletionOwner, id: string): Promise<boolean>;
+  /**
+   * Optional: keeps a generated image served by URL (README, "Images") until `image.expiresAt`; `key`
+   * is a digest of the URL's secret token. Images have no owner: the URL's token is the credential.
+   * Without these two methods the core keeps images in its own memory, which a second router
+   * instance cannot see.
+   */
+  saveImage?(key: string, image: StoredImage): Promise<void>;
+  /** The image saved under `key`, or `undefined` once it expired or when there is none. */
+  getImage?(key: string): Promise<StoredImage | undefined>;
+  /** Writes out what is pending; called on a graceful stop. */
+  close?(): Promise<void> | void;
+}
+
+/** A generated image kept for its URL. */
+export interface StoredImage {
+  contentType: string;
+  data: Buffer;
+  /** Unix milliseconds after which the image is gone. */
+  expiresAt: number;
+}
+
+/** What a storage plugin receives besides its options. */
+export interface StorageContext extends PluginContext {
+  /** `storage.ttl` in ms: completions older than this must be gone. Undefined: kept forever. */
+  ttlMs: number | undefined;
+}
+
+export interface StorageDefinition<Options = Record<string, unknown>> {
+  kind: "storage";
+  name: string;
+  optionsSchema: JsonSchema;
+  setup(options: Options, ctx: StorageContext): Storage | Promise<Storage>;
+}
+
+/** Defines a storage plugin for stored chat completions. */
+export function defineStorage<Options>(definition: Omit<StorageDefinition<Options>, "kind">): StorageDefinition<Options> {
+  return { kind: "storage", ...definition };
+}

@@ -1,0 +1,54 @@
+import { describe, expect, it } from "vitest";
+import type { Storage } from "../src/plugin.ts";
+import { boundStorage, StorageTimeoutError } from "../src/plugins/storage-timeout.ts";
+
+/**
+ * A storage with every method of the contract, each answering with its own name and the storage it
+ * was called on. `Required<Storage>`: a method added to the contract does not compile here either.
+ */
+function everyMethod(): Required<Storage> & { calls: string[] } {
+  const calls: string[] = [];
+  const answer = (name: string) =>
+    function (this: unknown) {
+      calls.push(name);
+      return Promise.resolve(this === storage ? name : "called on something else");
+    } as never;
+  const storage = {
+    calls,
+    saveCompletion: answer("saveCompletion"),
+    getCompletion: answer("getCompletion"),
+    listCompletions: answer("listCompletions"),
+    updateMetadata: answer("updateMetadata"),
+    deleteCompletion: answer("deleteCompletion"),
+    saveImage: answer("saveImage"),
+    getImage: answer("getImage"),
+    close: answer("close"),
+  };
+  return storage;
+}
+
+describe("boundStorage (storage.timeout)", () => {
+  it("passes on every method the plugin has, each called on the plugin, and adds none it lacks", async () => {
+    const plugin = everyMethod();
+    const bounded = boundStorage(plugin, 1_000);
+    const names = Object.keys(plugin).filter((key) => key !== "calls");
+    expect(Object.keys(bounded).sort()).toEqual([...names].sort());
+    for (const name of names) {
+      const method = bounded[name as keyof Storage] as () => Promise<unknown>;
+      expect(await method()).toBe(name);
+    }
+    expect(plugin.calls).toEqual(names);
+
+    const { saveImage: _s, getImage: _g, close: _c, ...required } = everyMethod();
+    expect(Object.keys(boundStorage(required, 1_000)).sort()).toEqual(["deleteCompletion", "getCompletion", "listCompletions", "saveCompletion", "updateMetadata"]);
+  });
+
+  it("rejects a call still running after the timeout with StorageTimeoutError naming it; close is not bounded", async () => {
+    const never = new Promise<never>(() => {});
+    const plugin: Storage = { ...everyMethod(), getCompletion: () => never, close: () => new Promise((resolve) => setTimeout(resolve, 80)) };
+    const bounded = boundStorage(plugin, 30);
+    await expect(bounded.getCompletion("app", "x")).rejects.toThrow(StorageTimeoutError);
+    await expect(bounded.getCompletion("app", "x")).rejects.toThrow(/getCompletion did not finish within storage\.timeout \(30 ms\)/);
+    await expect(bounded.close!()).resolves.toBeUndefined();
+  });
+});

@@ -6,7 +6,7 @@
 import { describe, expect, test } from "vitest";
 import { ModelmuxError } from "../src/errors.ts";
 import { parseJsonArgument } from "../src/utils/json-argument.ts";
-import { findExcessNesting, MAX_BODY_DEPTH, nestingPath } from "../src/utils/json-nesting.ts";
+import { findExcessNesting, findExcessNestingInText, MAX_BODY_DEPTH, nestingPath } from "../src/utils/json-nesting.ts";
 import { findJsonSyntaxError } from "../src/utils/json-syntax-error.ts";
 
 /** `{"type":"object","properties":{"a": … {} … }}` with `levels` levels of objects in all. */
@@ -53,6 +53,18 @@ describe("findExcessNesting", () => {
     const body = Buffer.from("[".repeat(1_000_000));
     expect(findExcessNesting(body)).toBe(MAX_BODY_DEPTH);
     expect(nestingPath(body, MAX_BODY_DEPTH).startsWith("[0][0][0]")).toBe(true);
+  });
+});
+
+describe("findExcessNestingInText", () => {
+  test("agrees with the byte scan and names the path; few brackets are passed without a scan", () => {
+    expect(findExcessNestingInText('{"a":[[1]]}', 2)).toBe("a[0]");
+    expect(findExcessNestingInText('{"a":[[1]]}', 3)).toBeUndefined();
+    expect(findExcessNestingInText(deepSchema(MAX_BODY_DEPTH))).toBeUndefined();
+    expect(findExcessNestingInText(deepSchema(MAX_BODY_DEPTH + 1))).toMatch(/^properties\.a\.properties\.a/);
+    // Brackets inside strings count toward the quick test but not toward the depth; multi-byte text too.
+    expect(findExcessNestingInText(JSON.stringify({ "é😀": "[".repeat(500), b: ["{".repeat(500)] }))).toBeUndefined();
+    expect(findExcessNestingInText(`{"é😀":${"[".repeat(100)}${"]".repeat(100)}}`)).toMatch(/^\["é😀"\]\[0\]\[0\]/);
   });
 });
 

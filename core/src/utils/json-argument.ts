@@ -6,7 +6,7 @@
  * parses, but serialising it for the upstream overflows the stack.
  */
 import { invalidRequest } from "../errors.ts";
-import { findExcessNesting, MAX_BODY_DEPTH, nestingPath } from "./json-nesting.ts";
+import { findExcessNestingInText, MAX_BODY_DEPTH } from "./json-nesting.ts";
 
 /** How {@link parseJsonArgument} treats text nested past the limit. */
 export interface JsonArgumentOptions {
@@ -29,18 +29,11 @@ export interface JsonArgumentOptions {
  * if (typeof input !== "object" || input === null) throw invalidRequest(…);
  */
 export function parseJsonArgument(text: string, param: string, options?: JsonArgumentOptions): unknown {
-  // Fewer characters than the limit cannot open more levels than it: no copy, no scan.
-  if (text.length > MAX_BODY_DEPTH) {
-    const bytes = Buffer.from(text, "utf8");
-    const excess = findExcessNesting(bytes);
-    if (excess >= 0) {
-      if (options?.deepAsText) return undefined;
-      const rule = `JSON in a string field may nest objects and arrays at most ${MAX_BODY_DEPTH} levels deep, as a request body may`;
-      throw invalidRequest(`${param}: the JSON in this string is nested too deeply (at ${nestingPath(bytes, excess)}); ${rule}.`, {
-        code: "nesting_too_deep",
-        param,
-      });
-    }
+  const excess = findExcessNestingInText(text);
+  if (excess !== undefined) {
+    if (options?.deepAsText) return undefined;
+    const rule = `JSON in a string field may nest objects and arrays at most ${MAX_BODY_DEPTH} levels deep, as a request body may`;
+    throw invalidRequest(`${param}: the JSON in this string is nested too deeply (at ${excess}); ${rule}.`, { code: "nesting_too_deep", param });
   }
   try {
     return JSON.parse(text) as unknown;

@@ -199,6 +199,15 @@ for (const transport of TRANSPORTS) {
       });
     });
 
+    it("a Gemini image data URL with a broken percent escape is a 400 naming it; the provider receives nothing", async () => {
+      const content = [{ type: "text", text: "what is this?" }, { type: "image_url", image_url: { url: "data:image/svg+xml,%E0%A4%A" } }];
+      const res = await h.request("/v1/chat/completions", postJson({ model: "gemini/gemini-2.5-flash", messages: [{ role: "user", content }] }));
+      const { error } = (await res.json()) as Envelope;
+      expect(res.status, JSON.stringify(error)).toBe(400);
+      expect(error).toMatchObject({ type: "invalid_request_error", param: "messages[0].content[1].image_url.url" });
+      expect(gemini.requests).toHaveLength(0);
+    });
+
     describe("JSON", () => {
       it("a body that starts with a UTF-8 byte order mark is read", async () => {
         const json = JSON.stringify({ model: "echo/echo-1", messages: [{ role: "user", content: "with a BOM" }] });

@@ -58,7 +58,16 @@ export function imagePart(url: string, param: string): GeminiPart {
   const [mimeType, ...flags] = url.slice(5, comma).split(";");
   const data = url.slice(comma + 1);
   const base64 = flags.some((flag) => flag.toLowerCase() === "base64");
-  return { inlineData: { mimeType: mimeType || DEFAULT_IMAGE_MIME, data: base64 ? data : Buffer.from(decodeURIComponent(data)).toString("base64") } };
+  return { inlineData: { mimeType: mimeType || DEFAULT_IMAGE_MIME, data: base64 ? data : Buffer.from(percentDecoded(data, param)).toString("base64") } };
+}
+
+/** The data of a data URL without `;base64`; a broken escape (`%E0%A4%A`) is a 400 naming the field. */
+function percentDecoded(data: string, param: string): string {
+  try {
+    return decodeURIComponent(data);
+  } catch {
+    throw invalidRequest(`${param} is a data URL whose data is not valid percent-encoding; send the bytes as base64 (data:<type>;base64,…).`, { param });
+  }
 }
 
 function contentPart(part: ContentPart, param: string): GeminiPart {

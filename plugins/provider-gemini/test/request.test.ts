@@ -81,6 +81,12 @@ describe("images and other parts", () => {
     expect(thrown(() => imagePart("data:image/png;base64", "messages[0].content[1].image_url.url")).param).toBe("messages[0].content[1].image_url.url");
   });
 
+  it("rejects percent-encoded data with a broken escape as a 400 naming the field", () => {
+    for (const url of ["data:image/svg+xml,%E0%A4%A", "data:text/plain,%", "data:text/plain,%ED%A0%80"]) {
+      expect(thrown(() => imagePart(url, "messages[0].content[1].image_url.url"))).toMatchObject({ status: 400, param: "messages[0].content[1].image_url.url" });
+    }
+  });
+
   it("sends an http(s) URL as fileData with the type from its extension", () => {
     expect(imagePart("https://x.test/cat.webp?size=2#top", "p")).toEqual({ fileData: { fileUri: "https://x.test/cat.webp?size=2#top", mimeType: "image/webp" } });
     expect(mimeTypeFromUrl("https://x.test/a.PNG")).toBe("image/png");

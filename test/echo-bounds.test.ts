@@ -101,6 +101,24 @@ for (const transport of TRANSPORTS) {
       }
     }, 60_000);
 
+    it("a $ref with broken percent-encoding, in a tool's parameters or a response_format, is unresolved: a 200 whose value is the text", async () => {
+      const messages = [{ role: "user" as const, content: "Paris" }];
+      for (const ref of ["#/%E0%A4%A", "#/%", "#/$defs/%ED%A0%80"]) {
+        const schema = { type: "object", $defs: { a: { type: "integer" } }, properties: { city: { $ref: ref } }, required: ["city"] };
+        const reply = await h.openai.chat.completions.create({ model: MODEL, messages, response_format: hugeFormat(schema) });
+        expect(JSON.parse(reply.choices[0]!.message.content!)).toEqual({ city: "Paris" });
+        const tools = [{ type: "function" as const, function: { name: "lookup", parameters: schema } }];
+        const called = await h.openai.chat.completions.create({ model: MODEL, messages, tools, tool_choice: "required" });
+        const call = called.choices[0]!.message.tool_calls![0]!;
+        expect(JSON.parse(call.type === "function" ? call.function.arguments : "")).toEqual({ city: "Paris" });
+        const streamed = await h.openai.chat.completions.stream({ model: MODEL, messages, tools, tool_choice: "required" }).finalChatCompletion();
+        const streamedCall = streamed.choices[0]!.message.tool_calls![0]!;
+        expect(streamedCall.function.arguments).toBe(call.type === "function" ? call.function.arguments : "");
+        const root = await h.openai.chat.completions.create({ model: MODEL, messages, response_format: hugeFormat({ $ref: ref }) });
+        expect(JSON.parse(root.choices[0]!.message.content!)).toBe("Paris");
+      }
+    });
+
     it("a tool schema asking for 10,000,000 items: small tool-call arguments, JSON and streamed", async () => {
       const tools = [{ type: "function" as const, function: { name: "fill", parameters: { type: "object", properties: { rows: HUGE_ARRAY }, required: ["rows"] } } }];
       const request = { model: MODEL, messages: [{ role: "user" as const, content: "fill it" }], tools, tool_choice: "required" as const };

@@ -8,6 +8,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startFakeAnthropic, type FakeAnthropic } from "./fixtures/fake-anthropic.ts";
+import { startFakeGemini, type FakeGemini } from "./fixtures/fake-gemini.ts";
 import { startFakeOpenAI, type FakeOpenAI } from "./fixtures/fake-openai.ts";
 import { startFakeOpenAIResponses, type FakeOpenAIResponses } from "./fixtures/fake-openai-responses.ts";
 import { postJson, startHarness, testConfig, TRANSPORTS, type Harness } from "./helpers/harness.ts";
@@ -27,6 +28,24 @@ function withDeep(body: Record<string, unknown>, deep: string): string {
   return JSON.stringify(body).replace('"DEEP"', deep);
 }
 
+/** JSON text `{"a":[[…]]}` that is `levels` levels deep: what a string field may carry. */
+function deepArrayText(levels: number): string {
+  return '{"a":' + "[".repeat(levels - 1) + "]".repeat(levels - 1) + "}";
+}
+
+/** A conversation whose assistant turn called `f` with `args`, and whose tool turn answered `result`. */
+function toolConversation(model: string, args: string, result: string, stream = false): Record<string, unknown> {
+  return {
+    model,
+    stream,
+    messages: [
+      { role: "user", content: "hi" },
+      { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "f", arguments: args } }] },
+      { role: "tool", tool_call_id: "call_1", content: result },
+    ],
+  };
+}
+
 interface Envelope {
   error: { message: string; type: string; code: string | null; param: string | null };
 }
@@ -35,18 +54,21 @@ for (const transport of TRANSPORTS) {
   describe(`request bounds (${transport})`, () => {
     let openai: FakeOpenAI;
     let anthropic: FakeAnthropic;
+    let gemini: FakeGemini;
     let responses: FakeOpenAIResponses;
     let h: Harness;
 
     beforeAll(async () => {
       openai = await startFakeOpenAI({ apiKey: UPSTREAM_KEY });
       anthropic = await startFakeAnthropic();
+      gemini = await startFakeGemini();
       responses = await startFakeOpenAIResponses({ apiKey: UPSTREAM_KEY });
       h = await startHarness(
         testConfig(
           {
             openai: { plugin: "provider-openai", base_url: openai.url, api_key: UPSTREAM_KEY, models: ["gpt-4o-mini"] },
             anthropic: { plugin: "provider-anthropic", models: ["claude-sonnet-4-5"], ...anthropic.options },
+            gemini: { plugin: "provider-gemini", models: ["gemini-2.5-flash"], ...gemini.options },
             oai: { plugin: "provider-openai", base_url: responses.url, api_key: UPSTREAM_KEY, models: ["gpt-4.1"] },
             echo: { plugin: "provider-echo", models: ["echo-1"] },
           },
@@ -58,11 +80,12 @@ for (const transport of TRANSPORTS) {
     afterEach(() => {
       openai.reset();
       anthropic.reset();
+      gemini.reset();
       responses.reset();
     });
     afterAll(async () => {
       await h.close();
-      await Promise.all([openai.close(), anthropic.close(), responses.close()]);
+      await Promise.all([openai.close(), anthropic.close(), gemini.close(), responses.close()]);
     });
 
     async function expectTooDeep(path: string, body: string, paramStart: string): Promise<Envelope> {
@@ -128,6 +151,61 @@ for (const transport of TRANSPORTS) {
         const res = await h.request("/v1/responses", postJson(withDeep({ model: "oai/gpt-4.1", input: "hi", text: { format: { type: "json_schema", name: "f", schema: "DEEP" } } }, deepSchema(MAX_BODY_DEPTH - 3))));
         expect(res.status, await res.clone().text()).toBe(200);
       });
+    });
+
+    describe("JSON inside a string field", () => {
+      const PROVIDERS = ["anthropic/claude-sonnet-4-5", "gemini/gemini-2.5-flash"];
+      const ARGS = "messages[1].tool_calls[0].function.arguments";
+
+      it("a tool call's arguments nested past 64 levels are a 400 naming the field; the provider receives nothing", async () => {
+        for (const levels of [MAX_BODY_DEPTH + 1, 10_000, 100_000]) {
+          for (const model of PROVIDERS) {
+            for (const stream of [false, true]) {
+              const envelope = await expectTooDeep("/v1/chat/completions", JSON.stringify(toolConversation(model, deepArrayText(levels), "ok", stream)), ARGS);
+              expect(envelope.error.param).toBe(ARGS);
+            }
+          }
+        }
+        expect(anthropic.requests).toHaveLength(0);
+        expect(gemini.requests).toHaveLength(0);
+        expect((await h.request("/healthz")).status).toBe(200);
+      });
+
+      it("arguments exactly 64 levels deep reach the provider as the object they are", async () => {
+        const args = deepArrayText(MAX_BODY_DEPTH);
+        for (const model of PROVIDERS) {
+          const res = await h.request("/v1/chat/completions", postJson(toolConversation(model, args, "ok")));
+          expect(res.status, await res.clone().text()).toBe(200);
+        }
+        const sent = JSON.stringify(JSON.parse(args));
+        expect(JSON.stringify(anthropic.requests[0]!.body)).toContain(`"input":${sent}`);
+        expect(JSON.stringify(gemini.requests[0]!.body)).toContain(`"args":${sent}`);
+      });
+
+      it("a tool result of JSON nested past 64 levels reaches the provider as the text it is", async () => {
+        for (const levels of [MAX_BODY_DEPTH + 1, 100_000]) {
+          const result = deepArrayText(levels);
+          for (const model of PROVIDERS) {
+            const res = await h.request("/v1/chat/completions", postJson(toolConversation(model, '{"city":"Paris"}', result)));
+            expect(res.status, await res.clone().text()).toBe(200);
+          }
+          const geminiBody = gemini.requests.at(-1)!.body as { contents: { parts: { functionResponse?: { response: Record<string, unknown> } }[] }[] };
+          const response = geminiBody.contents.at(-1)!.parts[0]!.functionResponse!.response;
+          // Compared as text: a deep value in a failed assertion would be printed level by level.
+          expect(Object.keys(response)).toEqual(["result"]);
+          expect(response.result === result, "the tool result is sent as its text").toBe(true);
+          expect(JSON.stringify(anthropic.requests.at(-1)!.body)).toContain(JSON.stringify(result));
+        }
+      });
+    });
+
+    it("a Gemini image data URL with a broken percent escape is a 400 naming it; the provider receives nothing", async () => {
+      const content = [{ type: "text", text: "what is this?" }, { type: "image_url", image_url: { url: "data:image/svg+xml,%E0%A4%A" } }];
+      const res = await h.request("/v1/chat/completions", postJson({ model: "gemini/gemini-2.5-flash", messages: [{ role: "user", content }] }));
+      const { error } = (await res.json()) as Envelope;
+      expect(res.status, JSON.stringify(error)).toBe(400);
+      expect(error).toMatchObject({ type: "invalid_request_error", param: "messages[0].content[1].image_url.url" });
+      expect(gemini.requests).toHaveLength(0);
     });
 
     describe("JSON", () => {

@@ -63,6 +63,7 @@ export {
 export { readSseEventBatches, readSseEvents, type EventSourceMessage } from "./sse-parse.ts";
 export { replyBody } from "./responses/reply-body.ts";
 export { withRawJson } from "./chat/raw-json.ts";
+export { parseJsonArgument, type JsonArgumentOptions } from "./utils/json-argument.ts";
 export { createChunkCheck, type ChunkCheck } from "./chat/chunk-check.ts";
 export type * from "./types/chat.ts";
 export type { ModelmuxConfig, ProviderConfig } from "./config/types.ts";

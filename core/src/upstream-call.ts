@@ -8,6 +8,7 @@ import { upstreamError, type ModelmuxError } from "./errors.ts";
 import { UPSTREAM_BODY_TOO_LARGE } from "./http-body.ts";
 import { toBodyReadError, type HttpRequest, type HttpResponse } from "./http-client.ts";
 import type { PluginContext, ProviderCall } from "./plugin.ts";
+import { findExcessNestingInText, MAX_UPSTREAM_DEPTH } from "./utils/json-nesting.ts";
 
 /** An upstream error reply (status >= 300), its body already read as text ("" if unreadable). */
 export interface UpstreamErrorReply {
@@ -99,13 +100,17 @@ export async function readUpstreamText(ctx: PluginContext, call: ProviderCall, r
 
 /**
  * Parses a 200 reply's text as JSON. A body that is not JSON (a proxy's HTML page) is the
- * upstream's failure: 502 `upstream_error` "<provider>: the reply is not valid JSON.", not a crash.
+ * upstream's failure: 502 `upstream_error` "<provider>: the reply is not valid JSON.", not a crash;
+ * so is one nested more than `MAX_UPSTREAM_DEPTH` (256) levels deep, which would parse but overflow
+ * the stack wherever it is serialised again (a tool call's arguments, the stored completion).
  * Pure, so a plugin's `text -> completion` mapping stays testable without a network.
  * @example
  * export const parseReplyText = (text: string, context: { provider: string; model: string }) =>
  *   toChatCompletion(parseUpstreamJson(text, context.provider), context);
  */
 export function parseUpstreamJson(text: string, provider: string): unknown {
+  const excess = findExcessNestingInText(text, MAX_UPSTREAM_DEPTH);
+  if (excess !== undefined) throw upstreamError(`${provider}: the reply nests objects and arrays more than ${MAX_UPSTREAM_DEPTH} levels deep (at ${excess}).`);
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {

@@ -68,6 +68,8 @@ describe("createCompletionAssembler", () => {
     '{"choices":[{"index":0,"delta":"x"}]}',
     '{"choices":[{"index":0,"delta":{"tool_calls":{}}}]}',
     '{"choices":[{"index":0,"delta":{"tool_calls":[{"function":{}}]}}]}',
+    // Stored as a value: nested past 256 levels, serialising it would overflow the stack.
+    `{"choices":[],"usage":{"prompt_tokens_details":{"a":${"[".repeat(300)}${"]".repeat(300)}}}}`,
   ])("is a 502, not a bug, for the chunk %s", (text) => {
     const a = createCompletionAssembler("p");
     expect(() => a.add(text)).toThrow(expect.objectContaining({ status: 502, code: "upstream_error", message: "p: the upstream sent a stream event that is not a chat.completion.chunk." }));

@@ -4,7 +4,9 @@
  * on what a string or a bracket is, and neither may recurse.
  */
 import { describe, expect, test } from "vitest";
-import { findExcessNesting, MAX_BODY_DEPTH, nestingPath } from "../src/utils/json-nesting.ts";
+import { ModelmuxError } from "../src/errors.ts";
+import { parseJsonArgument } from "../src/utils/json-argument.ts";
+import { findExcessNesting, findExcessNestingInText, MAX_BODY_DEPTH, nestingPath } from "../src/utils/json-nesting.ts";
 import { findJsonSyntaxError } from "../src/utils/json-syntax-error.ts";
 
 /** `{"type":"object","properties":{"a": … {} … }}` with `levels` levels of objects in all. */
@@ -54,6 +56,18 @@ describe("findExcessNesting", () => {
   });
 });
 
+describe("findExcessNestingInText", () => {
+  test("agrees with the byte scan and names the path; few brackets are passed without a scan", () => {
+    expect(findExcessNestingInText('{"a":[[1]]}', 2)).toBe("a[0]");
+    expect(findExcessNestingInText('{"a":[[1]]}', 3)).toBeUndefined();
+    expect(findExcessNestingInText(deepSchema(MAX_BODY_DEPTH))).toBeUndefined();
+    expect(findExcessNestingInText(deepSchema(MAX_BODY_DEPTH + 1))).toMatch(/^properties\.a\.properties\.a/);
+    // Brackets inside strings count toward the quick test but not toward the depth; multi-byte text too.
+    expect(findExcessNestingInText(JSON.stringify({ "é😀": "[".repeat(500), b: ["{".repeat(500)] }))).toBeUndefined();
+    expect(findExcessNestingInText(`{"é😀":${"[".repeat(100)}${"]".repeat(100)}}`)).toMatch(/^\["é😀"\]\[0\]\[0\]/);
+  });
+});
+
 describe("nestingPath", () => {
   test("names keys and indices of the way down, in the param form, cut after 120 characters", () => {
     const body = Buffer.from(`{"tools":[{"type":"function"},{"function":{"parameters":${deepSchema(80)}}}]}`);
@@ -75,6 +89,42 @@ describe("nestingPath", () => {
     const path = nestingPath(body, findExcessNesting(body, 3));
     expect(path.length).toBeLessThan(200);
     expect(path.startsWith(`["${"k".repeat(40)}…"]`)).toBe(true);
+  });
+});
+
+describe("parseJsonArgument", () => {
+  const param = "messages[1].tool_calls[0].function.arguments";
+
+  test("parses JSON text up to the limit; text that is not JSON is undefined", () => {
+    const atLimit = deepSchema(MAX_BODY_DEPTH);
+    expect(depthOf(parseJsonArgument(atLimit, param))).toBe(MAX_BODY_DEPTH);
+    expect(parseJsonArgument('{"city":"Paris"}', param)).toEqual({ city: "Paris" });
+    expect(parseJsonArgument("[1]", param)).toEqual([1]);
+    for (const text of ["", "{broken", "plain text", "[".repeat(10)]) expect(parseJsonArgument(text, param)).toBeUndefined();
+  });
+
+  test("past the limit: 400 nesting_too_deep naming the field, and where in its text", () => {
+    for (const text of [deepSchema(MAX_BODY_DEPTH + 1), `{"a":${"[".repeat(100_000)}${"]".repeat(100_000)}}`, "[".repeat(1_000_000)]) {
+      let error: unknown;
+      try {
+        parseJsonArgument(text, param);
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(ModelmuxError);
+      expect(error).toMatchObject({ status: 400, code: "nesting_too_deep", param });
+      const message = (error as Error).message;
+      expect(message.startsWith(`${param}: `)).toBe(true);
+      expect(message).toContain(`${MAX_BODY_DEPTH} levels`);
+      expect(message.length).toBeLessThan(400);
+    }
+  });
+
+  test("brackets inside the text's strings do not count; deepAsText reads deep JSON as not JSON", () => {
+    const text = JSON.stringify({ a: "[".repeat(1000), b: "{".repeat(1000) });
+    expect(parseJsonArgument(text, param)).toEqual(JSON.parse(text));
+    expect(parseJsonArgument("[".repeat(100) + "]".repeat(100), param, { deepAsText: true })).toBeUndefined();
+    expect(parseJsonArgument('{"a":1}', param, { deepAsText: true })).toEqual({ a: 1 });
   });
 });
 

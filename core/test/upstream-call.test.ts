@@ -141,6 +141,22 @@ describe("parseUpstreamJson", () => {
     expect(error).toMatchObject({ status: 502, type: "api_error", code: "upstream_error", message: "acme: the reply is not valid JSON." });
     expect((error as ModelmuxError).cause).toBeInstanceOf(SyntaxError);
   });
+
+  it("makes a reply nested more than 256 levels deep a 502 naming the limit and where; 256 levels parse", () => {
+    const nested = (levels: number) => `{"choices":${"[".repeat(levels - 1)}${"]".repeat(levels - 1)}}`;
+    expect(parseUpstreamJson(nested(256), "acme")).toHaveProperty("choices");
+    for (const levels of [257, 100_000]) {
+      let error: unknown;
+      try {
+        parseUpstreamJson(nested(levels), "acme");
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(ModelmuxError);
+      expect(error).toMatchObject({ status: 502, code: "upstream_error" });
+      expect((error as Error).message).toMatch(/^acme: the reply nests objects and arrays more than 256 levels deep \(at choices\[0\]\[0\].*\)\.$/);
+    }
+  });
 });
 
 describe("over the real client and a node:http upstream", () => {

@@ -8,6 +8,7 @@
  */
 import type { ModelmuxError } from "../errors.ts";
 import type { ChatChoice, ChatCompletion, ChatCompletionChunk, ChatStreamItem, FinishReason, ToolCall, Usage } from "../types/chat.ts";
+import { findExcessNestingInText, MAX_UPSTREAM_DEPTH } from "../utils/json-nesting.ts";
 import { isChunkObject, unfinishedStream, unreadableEvent } from "./chunk-check.ts";
 
 type Draft = {
@@ -39,6 +40,8 @@ export function createCompletionAssembler(provider: string) {
 
   function parse(item: ChatStreamItem): ChatCompletionChunk {
     if (typeof item !== "string") return item;
+    // Relayed as text, but stored as a value: one nested too deeply would overflow the storage's serialisation.
+    if (findExcessNestingInText(item, MAX_UPSTREAM_DEPTH) !== undefined) throw unreadable();
     let value: unknown;
     try {
       value = JSON.parse(item);

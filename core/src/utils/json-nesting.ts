@@ -16,6 +16,14 @@ import { appendKey } from "../validation/error-path.ts";
  */
 export const MAX_BODY_DEPTH = 64;
 
+/**
+ * The deepest nesting an upstream's JSON reply may have. A reply can carry a value as deep as the
+ * request allowed (a tool call's arguments, shaped by its `parameters`) inside its own few levels,
+ * so this is well above {@link MAX_BODY_DEPTH}, and still far within what serialising needs of
+ * the stack.
+ */
+export const MAX_UPSTREAM_DEPTH = 256;
+
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const OPEN_OBJECT = 0x7b;
@@ -68,6 +76,30 @@ export function findExcessNesting(bytes: Buffer, max = MAX_BODY_DEPTH): number {
     } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) depth--;
   }
   return -1;
+}
+
+/** Whether `text` has more than `max` opening brackets in all, strings included: found by native searches. */
+function hasMoreBracketsThan(text: string, max: number): boolean {
+  let count = 0;
+  for (let i = text.indexOf("{"); i >= 0; i = text.indexOf("{", i + 1)) if (++count > max) return true;
+  for (let i = text.indexOf("["); i >= 0; i = text.indexOf("[", i + 1)) if (++count > max) return true;
+  return false;
+}
+
+/**
+ * {@link findExcessNesting} for JSON already decoded to a string (a request's string field, an
+ * upstream's reply): the path where `text` opens level `max + 1`, as {@link nestingPath} names it,
+ * or undefined when it stays within `max` levels. A text with at most `max` brackets in all cannot
+ * nest deeper, so most texts are passed by a few native searches, without a copy; only one with
+ * more brackets is scanned as bytes.
+ * @example
+ * findExcessNestingInText('{"a":[[1]]}', 2) // "a[0]"
+ */
+export function findExcessNestingInText(text: string, max = MAX_BODY_DEPTH): string | undefined {
+  if (!hasMoreBracketsThan(text, max)) return undefined;
+  const bytes = Buffer.from(text, "utf8");
+  const excess = findExcessNesting(bytes, max);
+  return excess < 0 ? undefined : nestingPath(bytes, excess);
 }
 
 /** One open container on the way to the excess: the key or index its current member has. */

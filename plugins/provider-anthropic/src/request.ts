@@ -3,7 +3,7 @@
  * functions: what has no Anthropic equivalent is dropped or refused here, in one place, and the
  * README's translation table lists every decision.
  */
-import { invalidRequest, type ChatMessage, type ChatRequest, type ContentPart, type FunctionTool, type ToolChoice } from "@modelmux/core";
+import { invalidRequest, parseJsonArgument, type ChatMessage, type ChatRequest, type ContentPart, type FunctionTool, type ToolChoice } from "@modelmux/core";
 import type {
   AnthropicCacheControl,
   AnthropicContentBlockParam,
@@ -102,16 +102,12 @@ export function toSystem(messages: readonly ChatMessage[]): string | AnthropicTe
 /**
  * A tool call's `arguments` (a JSON string) -> the `input` object Anthropic requires. An empty
  * string is `{}` (some clients send that for a tool without parameters); anything that is not a
- * JSON object is a 400 naming the field, rather than silently replaying a different call.
+ * JSON object is a 400 naming the field, rather than silently replaying a different call, and so
+ * is an object nested past the request nesting limit (`parseJsonArgument`).
  */
 export function parseToolArguments(text: string, param: string): Record<string, unknown> {
   if (!text.trim()) return {};
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    value = undefined;
-  }
+  const value = parseJsonArgument(text, param);
   if (typeof value === "object" && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
   throw invalidRequest(`${param}: Anthropic needs a tool call's arguments to be a JSON object.`, { param });
 }

@@ -212,6 +212,17 @@ describe("tools", () => {
     expect(thrown(() => parseToolArguments('{"a":', "messages[1].tool_calls[0].function.arguments"))).toMatchObject({ status: 400, param: "messages[1].tool_calls[0].function.arguments" });
     expect(thrown(() => parseToolArguments("[1]", "p")).status).toBe(400);
   });
+
+  it("refuses arguments nested past 64 levels with a 400 naming the field, in the whole request too", () => {
+    const param = "messages[1].tool_calls[0].function.arguments";
+    for (const levels of [65, 100_000]) {
+      const args = `{"a":${"[".repeat(levels - 1)}${"]".repeat(levels - 1)}}`;
+      expect(thrown(() => parseToolArguments(args, param))).toMatchObject({ status: 400, code: "nesting_too_deep", param });
+      const messages = [{ role: "user" as const, content: "x" }, { role: "assistant" as const, content: null, tool_calls: [call("c1", "f", args)] }];
+      expect(thrown(() => build({ messages }))).toMatchObject({ status: 400, code: "nesting_too_deep", param });
+    }
+    expect(parseToolArguments(`{"a":${"[".repeat(63)}${"]".repeat(63)}}`, "p")).toHaveProperty("a");
+  });
 });
 
 describe("reasoning_effort -> extended thinking", () => {

@@ -52,6 +52,15 @@ function lastUserText(items: Json[]): string {
   return "Nothing to echo: the request has no user input.";
 }
 
+/** The id in a forwarded path, undefined when its percent-encoding is broken (no kept id has such a name). */
+function decodedId(raw: string): string | undefined {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return undefined;
+  }
+}
+
 const sse = (type: string, data: Json) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
 
 export function createEchoResponses({ name, prefix, chunkSize }: EchoResponsesOptions) {
@@ -136,9 +145,9 @@ export function createEchoResponses({ name, prefix, chunkSize }: EchoResponsesOp
     const [, collection, rawId, action] = url.pathname.split("/");
     if (collection !== "responses") throw providerError(name, { status: 404, message: `Unknown path ${url.pathname}` });
     if (rawId === undefined) return create(JSON.parse(request.body ?? "{}") as Json, request.stream);
-    const id = decodeURIComponent(rawId);
-    const entry = kept.get(id);
-    if (!entry) throw notFound(id);
+    const id = decodedId(rawId);
+    const entry = id === undefined ? undefined : kept.get(id);
+    if (id === undefined || !entry) throw notFound(id ?? rawId);
     const { response } = entry;
     if (request.method === "DELETE") {
       kept.delete(id);

@@ -18,8 +18,11 @@ interface Build {
   text: string;
   /** Characters the value may still take, about as `JSON.stringify` writes them. */
   budget: number;
-  /** Local `$ref`s resolved so far. */
-  refs: Map<string, unknown>;
+  /**
+   * Local `$ref`s resolved so far, by the schema that holds them: a schema met again (an array's
+   * `items`) is not resolved again, and no long ref string is ever hashed.
+   */
+  refs: Map<JsonObject, unknown>;
 }
 
 /** The JSON Schema `type` names; a `type` list longer than this repeats one. */
@@ -34,19 +37,40 @@ function own(object: JsonObject, key: string): unknown {
   return Object.hasOwn(object, key) ? object[key] : undefined;
 }
 
-/** Resolves a local `$ref` (`#/$defs/Name`, `#/definitions/Name`) against the root schema, once per ref. */
-function resolveRef(ref: string, b: Build): unknown {
-  if (b.refs.has(ref)) return b.refs.get(ref);
+/** A JSON Pointer segment of a `$ref` fragment: percent-decoded, then `~1` and `~0`; undefined when its escapes are broken. */
+function pointerKey(raw: string): string | undefined {
+  let key: string;
+  try {
+    key = decodeURIComponent(raw);
+  } catch {
+    return undefined; // `%`, `%E0%A4%A`: no key can have that name.
+  }
+  return key.replaceAll("~1", "/").replaceAll("~0", "~");
+}
+
+/**
+ * Resolves a local `$ref` (`#/$defs/Name`, `#/definitions/Name`) against the root schema, once per
+ * holder. A ref that leads nowhere (not local, a missing key, broken percent-encoding) resolves to
+ * undefined: the value is then built as for a schema that allows anything.
+ */
+function resolveRef(holder: JsonObject, ref: string, b: Build): unknown {
+  if (b.refs.has(holder)) return b.refs.get(holder);
   let node: unknown = undefined;
   if (ref.startsWith("#")) {
     node = b.root;
-    for (const raw of ref.slice(1).split("/")) {
-      if (raw === "") continue;
-      const key = decodeURIComponent(raw).replaceAll("~1", "/").replaceAll("~0", "~");
-      node = isObject(node) ? own(node, key) : undefined;
+    // Segment by segment, stopping at the first that leads nowhere: a long path costs no more than
+    // the levels the schema really has (no split of the whole path).
+    for (let start = 1; start <= ref.length && node !== undefined; ) {
+      let end = ref.indexOf("/", start);
+      if (end < 0) end = ref.length;
+      if (end > start) {
+        const key = pointerKey(ref.slice(start, end));
+        node = key !== undefined && isObject(node) ? own(node, key) : undefined;
+      }
+      start = end + 1;
     }
   }
-  b.refs.set(ref, node);
+  b.refs.set(holder, node);
   return node;
 }
 
@@ -151,7 +175,7 @@ function build(schema: unknown, b: Build, depth: number): unknown {
   }
   // A missing or `true` schema allows anything; text is the most useful thing to show.
   if (!isObject(schema)) return buildString({}, b);
-  if (typeof schema.$ref === "string") return build(resolveRef(schema.$ref, b), b, depth + 1);
+  if (typeof schema.$ref === "string") return build(resolveRef(schema, schema.$ref, b), b, depth + 1);
   if ("const" in schema) return given(schema.const, b);
   if (Array.isArray(schema.enum) && schema.enum.length > 0) return given(schema.enum[0], b);
   for (const key of ["anyOf", "oneOf", "allOf"] as const) {

@@ -7,6 +7,7 @@ import type { ChatCompletionChunk, FunctionTool } from "@modelmux/core";
 import { MAX_STREAM_PIECES, MAX_TEXT_CHARS } from "../src/bounds.ts";
 import { countChars, cutChars, splitChars } from "../src/chars.ts";
 import { generateImages } from "../src/image.ts";
+import { createEchoResponses } from "../src/responses.ts";
 import { exampleFromSchema } from "../src/schema-example.ts";
 import { call, chat, collect, setupEcho } from "./helpers.ts";
 
@@ -44,6 +45,53 @@ describe("schema examples", () => {
       properties: { a: { type: "array", minItems: 8, items: { $ref: "#/$defs/n" } } },
     };
     expect(exampleFromSchema(schema, "x")).toEqual({ a: [null, null, null, null, null, null, null, null] });
+  });
+
+  test("a $ref that leads nowhere (broken percent-encoding, a missing key, not local) is built as text", () => {
+    for (const ref of ["#/%E0%A4%A", "#/%", "#/%ZZ", "#/$defs/%ED%A0%80", "#/$defs/missing", "#/$defs/a/%", "https://x.test/s.json#/a"]) {
+      const schema = { type: "object", $defs: { a: { type: "integer" } }, properties: { city: { $ref: ref }, n: { $ref: "#/$defs/a" } }, required: ["city", "n"] };
+      expect(exampleFromSchema(schema, "Paris"), ref).toEqual({ city: "Paris", n: 0 });
+      expect(exampleFromSchema({ $ref: ref }, "Paris"), ref).toBe("Paris");
+    }
+    expect(exampleFromSchema({ $defs: { "a/b": { type: "boolean" }, "%": { type: "integer" } }, anyOf: [{ $ref: "#/$defs/a~1b" }] }, "x")).toBe(false);
+    expect(exampleFromSchema({ $defs: { "%": { type: "integer" } }, $ref: "#/$defs/%25" }, "x")).toBe(0);
+  });
+
+  test("a chat request whose tool parameters or response_format have such a $ref gets its reply", async () => {
+    const provider = await setupEcho();
+    const schema = { type: "object", properties: { city: { $ref: "#/%E0%A4%A" } }, required: ["city"] };
+    const messages = [{ role: "user" as const, content: "Paris" }];
+    const called = await chat(provider, { messages, tools: [{ type: "function", function: { name: "lookup", parameters: schema } }], tool_choice: "required" });
+    expect(called.choices[0]!.message.tool_calls![0]!.function.arguments).toBe('{"city":"Paris"}');
+    const formatted = await chat(provider, { messages, response_format: { type: "json_schema", json_schema: { name: "r", schema } } });
+    expect(formatted.choices[0]!.message.content).toBe('{"city":"Paris"}');
+  });
+
+  test("odd schemas never throw and always give a JSON value (a seeded fuzz of 3,000)", () => {
+    let seed = 7;
+    const random = () => {
+      seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
+      return seed / 4294967296;
+    };
+    const pick = <T>(values: readonly T[]): T => values[Math.floor(random() * values.length)]!;
+    const refs = ["#", "#/", "#/%", "#/%E0%A4%A", "#/$defs/a", "#/$defs/a/items", "#/properties/x", "#/anyOf/0", "#/__proto__", "#/$defs/~0~1", "http://x.test/#/a", ""];
+    const leaves: unknown[] = [null, true, false, 0, -1, 1.5, 1e20, "", "x", "object", "array", "string", "integer", [], {}, ["null"], ["string", "null"]];
+    const keys = ["type", "properties", "items", "required", "$ref", "enum", "const", "anyOf", "oneOf", "allOf", "minItems", "maxLength", "minimum", "maximum", "exclusiveMinimum", "pattern", "format", "$defs", "prefixItems"];
+    const schema = (depth: number): unknown => {
+      if (depth > 5 || random() < 0.15) return pick(leaves);
+      const out: Record<string, unknown> = {};
+      for (let i = Math.floor(random() * 5); i > 0; i--) {
+        const key = pick(keys);
+        const roll = random();
+        out[key] = key === "$ref" ? pick(refs) : roll < 0.3 ? pick(leaves) : roll < 0.5 ? [schema(depth + 1), schema(depth + 1)] : key === "properties" || key === "$defs" ? { a: schema(depth + 1), x: schema(depth + 1), __proto__x: schema(depth + 1) } : schema(depth + 1);
+      }
+      return out;
+    };
+    for (let i = 0; i < 3_000; i++) {
+      const parsed: unknown = JSON.parse(JSON.stringify(schema(0)));
+      const value = exampleFromSchema(parsed, pick(["", "hi", "😀x"]), pick([16_384, 10, 0]));
+      expect(typeof JSON.stringify(value ?? null)).toBe("string");
+    }
   });
 
   test("a `__proto__` property is an own property of the example, never its prototype", () => {
@@ -102,6 +150,13 @@ describe("replies", () => {
     expect(await called("get_weathers and x-lookup and get-time-zone")).toBeNull();
     expect(await called("what is get-time?")).toBe("get-time");
     expect(await called("é lookup😀")).toBe("lookup");
+  });
+
+  test("Responses API: an id with broken percent-encoding is unknown (404), not a URIError", async () => {
+    const responses = createEchoResponses({ name: "echo", prefix: "", chunkSize: 8 });
+    for (const path of ["/responses/%E0%A4%A", "/responses/%", "/responses/%ZZ/input_items"]) {
+      await expect(responses({ method: "GET", path, stream: false }), path).rejects.toMatchObject({ status: 404 });
+    }
   });
 
   test("an image's revised_prompt is bounded like text", () => {

@@ -2,7 +2,7 @@
  * Chat messages -> Gemini `contents` and `systemInstruction`. Pure: the request's messages in,
  * the upstream's turns out; a message Gemini cannot express is a 400 naming the field.
  */
-import { invalidRequest, type ChatMessage, type ContentPart, type JsonObject } from "@modelmux/core";
+import { invalidRequest, parseJsonArgument, type ChatMessage, type ContentPart, type JsonObject } from "@modelmux/core";
 import type { GeminiContent, GeminiPart } from "./wire.ts";
 
 /** The media type for a URL's file extension; Gemini needs one for every `fileData`. */
@@ -58,7 +58,16 @@ export function imagePart(url: string, param: string): GeminiPart {
   const [mimeType, ...flags] = url.slice(5, comma).split(";");
   const data = url.slice(comma + 1);
   const base64 = flags.some((flag) => flag.toLowerCase() === "base64");
-  return { inlineData: { mimeType: mimeType || DEFAULT_IMAGE_MIME, data: base64 ? data : Buffer.from(decodeURIComponent(data)).toString("base64") } };
+  return { inlineData: { mimeType: mimeType || DEFAULT_IMAGE_MIME, data: base64 ? data : Buffer.from(percentDecoded(data, param)).toString("base64") } };
+}
+
+/** The data of a data URL without `;base64`; a broken escape (`%E0%A4%A`) is a 400 naming the field. */
+function percentDecoded(data: string, param: string): string {
+  try {
+    return decodeURIComponent(data);
+  } catch {
+    throw invalidRequest(`${param} is a data URL whose data is not valid percent-encoding; send the bytes as base64 (data:<type>;base64,…).`, { param });
+  }
 }
 
 function contentPart(part: ContentPart, param: string): GeminiPart {
@@ -106,33 +115,31 @@ function contentText(content: ChatMessage["content"], param: string): string {
 
 /**
  * A tool result as Gemini's `response` object: the content itself when it is a JSON object,
- * else `{ result: content }` (Gemini requires an object).
+ * else `{ result: content }` (Gemini requires an object). JSON nested past the request nesting
+ * limit is wrapped as text too: it is the tool's output, which the other providers pass on as the
+ * text it is, and as text it reaches the model whole (as an object, serialising it would overflow
+ * the stack).
  * @example
- * toolResponse('{"sky":"sunny"}') // { sky: "sunny" }
- * toolResponse("sunny")           // { result: "sunny" }
+ * toolResponse('{"sky":"sunny"}', "messages[2].content") // { sky: "sunny" }
+ * toolResponse("sunny", "messages[2].content")           // { result: "sunny" }
  */
-export function toolResponse(content: string): JsonObject {
-  try {
-    const parsed: unknown = JSON.parse(content);
-    if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) return parsed as JsonObject;
-  } catch {
-    // Plain text: wrapped below.
-  }
+export function toolResponse(content: string, param: string): JsonObject {
+  const parsed = parseJsonArgument(content, param, { deepAsText: true });
+  if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) return parsed as JsonObject;
   return { result: content };
 }
 
 /**
  * A tool call's arguments as Gemini's `args` object. Arguments that are not a JSON object (a
  * model's malformed output, replayed) are kept as `{ arguments: <the string> }` rather than lost.
+ * An object nested past the request nesting limit is a 400 naming `param`, as Anthropic's
+ * translation refuses it: a model's arguments follow the tool's `parameters`, which the same
+ * limit bounds, so such a call was never a model's.
  */
-export function toolArgs(argumentsText: string): JsonObject {
+export function toolArgs(argumentsText: string, param: string): JsonObject {
   if (argumentsText.trim() === "") return {};
-  try {
-    const parsed: unknown = JSON.parse(argumentsText);
-    if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) return parsed as JsonObject;
-  } catch {
-    // Kept as text below.
-  }
+  const parsed = parseJsonArgument(argumentsText, param);
+  if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) return parsed as JsonObject;
   return { arguments: argumentsText };
 }
 
@@ -174,9 +181,9 @@ export function toContents(messages: readonly ChatMessage[], model: string): { c
         pushTurn(contents, "user", contentParts(message.content, param));
         break;
       case "assistant": {
-        const calls = (message.tool_calls ?? []).map((call): GeminiPart => {
+        const calls = (message.tool_calls ?? []).map((call, j): GeminiPart => {
           toolNames.set(call.id, call.function.name);
-          return { functionCall: { name: call.function.name, args: toolArgs(call.function.arguments) } };
+          return { functionCall: { name: call.function.name, args: toolArgs(call.function.arguments, `${param}.tool_calls[${j}].function.arguments`) } };
         });
         pushTurn(contents, "model", [...contentParts(message.content, param), ...calls]);
         break;
@@ -187,11 +194,11 @@ export function toContents(messages: readonly ChatMessage[], model: string): { c
         if (name === undefined) {
           throw invalidRequest(`${param}.tool_call_id: no earlier assistant message has a tool call with id '${id}'.`, { param: `${param}.tool_call_id` });
         }
-        pushTurn(contents, "user", [{ functionResponse: { name, response: toolResponse(contentText(message.content, param)) } }]);
+        pushTurn(contents, "user", [{ functionResponse: { name, response: toolResponse(contentText(message.content, param), `${param}.content`) } }]);
         break;
       }
       case "function":
-        pushTurn(contents, "user", [{ functionResponse: { name: message.name ?? "", response: toolResponse(contentText(message.content, param)) } }]);
+        pushTurn(contents, "user", [{ functionResponse: { name: message.name ?? "", response: toolResponse(contentText(message.content, param), `${param}.content`) } }]);
         break;
     }
   });

@@ -81,6 +81,12 @@ describe("images and other parts", () => {
     expect(thrown(() => imagePart("data:image/png;base64", "messages[0].content[1].image_url.url")).param).toBe("messages[0].content[1].image_url.url");
   });
 
+  it("rejects percent-encoded data with a broken escape as a 400 naming the field", () => {
+    for (const url of ["data:image/svg+xml,%E0%A4%A", "data:text/plain,%", "data:text/plain,%ED%A0%80"]) {
+      expect(thrown(() => imagePart(url, "messages[0].content[1].image_url.url"))).toMatchObject({ status: 400, param: "messages[0].content[1].image_url.url" });
+    }
+  });
+
   it("sends an http(s) URL as fileData with the type from its extension", () => {
     expect(imagePart("https://x.test/cat.webp?size=2#top", "p")).toEqual({ fileData: { fileUri: "https://x.test/cat.webp?size=2#top", mimeType: "image/webp" } });
     expect(mimeTypeFromUrl("https://x.test/a.PNG")).toBe("image/png");
@@ -162,16 +168,36 @@ describe("tool calls and tool results", () => {
   });
 
   it("reads tool results: JSON objects as they are, anything else wrapped", () => {
-    expect(toolResponse('{"a":1}')).toEqual({ a: 1 });
-    expect(toolResponse("[1,2]")).toEqual({ result: "[1,2]" });
-    expect(toolResponse("42")).toEqual({ result: "42" });
-    expect(toolResponse("plain text")).toEqual({ result: "plain text" });
+    expect(toolResponse('{"a":1}', "p")).toEqual({ a: 1 });
+    expect(toolResponse("[1,2]", "p")).toEqual({ result: "[1,2]" });
+    expect(toolResponse("42", "p")).toEqual({ result: "42" });
+    expect(toolResponse("plain text", "p")).toEqual({ result: "plain text" });
+  });
+
+  it("reads a tool result nested past 64 levels as the text it is", () => {
+    for (const levels of [65, 100_000]) {
+      const text = `{"a":${"[".repeat(levels - 1)}${"]".repeat(levels - 1)}}`;
+      const response = toolResponse(text, "messages[2].content");
+      expect(Object.keys(response)).toEqual(["result"]);
+      expect(response.result === text).toBe(true);
+    }
+    expect(toolResponse(`{"a":${"[".repeat(63)}${"]".repeat(63)}}`, "p")).toHaveProperty("a");
   });
 
   it("reads tool arguments: objects as they are, empty as {}, anything else kept as text", () => {
-    expect(toolArgs('{"city":"Paris"}')).toEqual({ city: "Paris" });
-    expect(toolArgs("  ")).toEqual({});
-    expect(toolArgs("{broken")).toEqual({ arguments: "{broken" });
+    expect(toolArgs('{"city":"Paris"}', "p")).toEqual({ city: "Paris" });
+    expect(toolArgs("  ", "p")).toEqual({});
+    expect(toolArgs("{broken", "p")).toEqual({ arguments: "{broken" });
+  });
+
+  it("refuses tool arguments nested past 64 levels with a 400 naming the field", () => {
+    const param = "messages[1].tool_calls[0].function.arguments";
+    for (const levels of [65, 100_000]) {
+      const error = thrown(() => toolArgs(`{"a":${"[".repeat(levels - 1)}${"]".repeat(levels - 1)}}`, param));
+      expect(error).toMatchObject({ status: 400, code: "nesting_too_deep", param });
+    }
+    const messages = [{ role: "user" as const, content: "x" }, assistantCall("c1", "f", `[${"[".repeat(70)}${"]".repeat(70)}]`)];
+    expect(thrown(() => toContents(messages, MODEL))).toMatchObject({ status: 400, param: "messages[1].tool_calls[0].function.arguments" });
   });
 
   it("signs the first function call of each model turn for Gemini 3 only", () => {

@@ -8,7 +8,7 @@ import { randomUUID } from "node:crypto";
 import { createServer, STATUS_CODES, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { requestTimedOut } from "./errors.ts";
-import { failBodyRead } from "./http/node-handler.ts";
+import { failBodyRead } from "./http/node-request-body.ts";
 import type { Router } from "./router.ts";
 
 export interface RunningServer {

@@ -4,11 +4,10 @@
  * accepting, answer no new request, let in-flight requests and streams finish (bounded by
  * `server.shutdown_timeout`), close plugins. README "Configuration" says what a client sees of each.
  */
-import { randomUUID } from "node:crypto";
-import { createServer, STATUS_CODES, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
-import { requestTimedOut } from "./errors.ts";
-import { failBodyRead } from "./http/node-request-body.ts";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { expectationFailed, invalidRequest } from "./errors.ts";
+import { createClientErrorListener, refuse } from "./http/node-refusals.ts";
 import type { Router } from "./router.ts";
 
 export interface RunningServer {
@@ -27,16 +26,13 @@ export interface RunningServer {
 const TIMEOUT_CHECK_MS = 1_000;
 /** A refused connection past `server.max_connections` is logged at most this often. */
 const DROP_WARNING_MS = 60_000;
-
-/** The socket of a connection as node:http keeps it: the response being written on it, if any. */
-type HttpSocket = Socket & { _httpMessage?: ServerResponse | null };
-
 /**
  * Serves `router` on `listen` until `stop()`.
  * @throws the listen error (`EADDRINUSE`, `EACCES`…) when the address cannot be bound
  */
 export async function startServer(router: Router, listen: { host: string; port: number }): Promise<RunningServer> {
   const { requestTimeoutMs, maxConnections, shutdownTimeoutMs } = router.settings;
+  const headersTimeoutMs = requestTimeoutMs;
   const inFlight = new Set<ServerResponse>();
   let stopping = false;
   let drained: (() => void) | undefined;
@@ -52,17 +48,25 @@ export async function startServer(router: Router, listen: { host: string; port: 
   const server = createServer(
     {
       keepAliveTimeout: 65_000,
-      // node:http answers a request that is not all received in time (headers and body, from its
-      // first byte or from the connection's start) through 'clientError' below.
+      // node:http reports a request not received in time (its headers within headersTimeout, all of
+      // it within requestTimeout, from its first byte or from the connection's start) through
+      // 'clientError' below.
       requestTimeout: requestTimeoutMs,
-      headersTimeout: requestTimeoutMs,
+      headersTimeout: headersTimeoutMs,
       connectionsCheckingInterval: TIMEOUT_CHECK_MS,
+      // Checked below, the same one check, to answer in the envelope.
+      requireHostHeader: false,
     },
     (req, res) => {
       if (stopping) {
         // A request that came after the signal is not served: its connection is closed unanswered,
         // which a client may retry elsewhere (unless it waits behind a reply still in flight).
         res.socket?.destroy();
+        return;
+      }
+      if (req.httpVersionMinor === 1 && req.httpVersionMajor === 1 && req.headers.host === undefined) {
+        // RFC 9112 §3.2: an HTTP/1.1 request without Host is a 400.
+        refuse(res, invalidRequest("An HTTP/1.1 request must have a Host header: send one.", { code: "invalid_request" }), req.headers["x-request-id"]);
         return;
       }
       inFlight.add(res);
@@ -72,26 +76,14 @@ export async function startServer(router: Router, listen: { host: string; port: 
     },
   );
   server.maxConnections = maxConnections;
-  server.on("clientError", (error: NodeJS.ErrnoException, duplex) => {
-    const socket = duplex as HttpSocket;
-    const res = socket._httpMessage;
-    if (error.code === "ERR_HTTP_REQUEST_TIMEOUT") {
-      const timedOut = requestTimedOut(requestTimeoutMs);
-      // A body being read: its handler answers the 408 and closes the connection.
-      if (res && !res.headersSent && failBodyRead(res.req, timedOut)) return;
-      const requestId = randomUUID();
-      router.logger.debug(`closed a connection that sent no whole request within ${requestTimeoutMs} ms (server.request_timeout)`, { request_id: requestId });
-      if (socket.writable && !res?.headersSent) socket.write(rawErrorReply(408, { envelope: JSON.stringify(timedOut.toEnvelope()), requestId }));
-    } else if (socket.writable && !res?.headersSent && error.code !== "ECONNRESET") {
-      // What node:http answers itself without a 'clientError' listener.
-      socket.write(rawErrorReply(error.code === "HPE_HEADER_OVERFLOW" ? 431 : error.code === "HPE_CHUNK_EXTENSIONS_OVERFLOW" ? 413 : 400));
-    }
-    socket.destroy();
-  });
+  server.on("clientError", createClientErrorListener(router.logger, { requestTimeoutMs, headersTimeoutMs }));
+  // Without this listener node:http answers a bare 417 (100-continue is answered without it).
+  server.on("checkExpectation", (req: IncomingMessage, res: ServerResponse) => refuse(res, expectationFailed(), req.headers["x-request-id"]));
   let lastDropWarning = -Infinity;
   server.on("drop", () => {
-    if (performance.now() - lastDropWarning < DROP_WARNING_MS) return;
-    lastDropWarning = performance.now();
+    const now = performance.now();
+    if (now - lastDropWarning < DROP_WARNING_MS) return;
+    lastDropWarning = now;
     router.logger.warn(`refusing connections: ${maxConnections} are open (server.max_connections)`);
   });
   await new Promise<void>((resolve, reject) => {
@@ -128,12 +120,4 @@ export async function startServer(router: Router, listen: { host: string; port: 
     })());
 
   return { server, url: `http://${host}:${port}`, stop };
-}
-
-/** A reply written straight to a socket, for a request node:http never handed to the router. */
-function rawErrorReply(status: number, error?: { envelope: string; requestId: string }): string {
-  const head = `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nconnection: close\r\n`;
-  if (!error) return `${head}\r\n`;
-  const { envelope, requestId } = error;
-  return `${head}content-type: application/json\r\ncontent-length: ${Buffer.byteLength(envelope)}\r\nx-request-id: ${requestId}\r\n\r\n${envelope}`;
 }

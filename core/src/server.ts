@@ -24,15 +24,32 @@ export interface RunningServer {
 
 /** How often node:http looks for a request not received in time (its default is every 30 s). */
 const TIMEOUT_CHECK_MS = 1_000;
+/**
+ * The longest a client has for a request's headers (less when `server.request_timeout` is less).
+ * Headers are a few hundred bytes to a few KB, one or two packets that any client sends within
+ * milliseconds of connecting or of deciding to send; the only clients that take seconds are those
+ * that open a connection and send nothing, or drip their headers, and each holds one of
+ * `server.max_connections` while it does. 10 s still covers a slow link that loses a packet three
+ * times (TCP retransmits after 1, 2 and 4 s), and frees such a connection six times sooner than the
+ * default 60 s request_timeout would.
+ */
+const HEADERS_TIMEOUT_MS = 10_000;
 /** A refused connection past `server.max_connections` is logged at most this often. */
 const DROP_WARNING_MS = 60_000;
+/**
+ * At the cap, idle keep-alive connections are closed at most this often: each time walks every open
+ * connection, which a flood of refused connections must not turn into a loop.
+ */
+const RECLAIM_IDLE_MS = 100;
+
 /**
  * Serves `router` on `listen` until `stop()`.
  * @throws the listen error (`EADDRINUSE`, `EACCES`…) when the address cannot be bound
  */
 export async function startServer(router: Router, listen: { host: string; port: number }): Promise<RunningServer> {
   const { requestTimeoutMs, maxConnections, shutdownTimeoutMs } = router.settings;
-  const headersTimeoutMs = requestTimeoutMs;
+  // 0 (no request_timeout) is no limit on headers either.
+  const headersTimeoutMs = Math.min(requestTimeoutMs, HEADERS_TIMEOUT_MS);
   const inFlight = new Set<ServerResponse>();
   let stopping = false;
   let drained: (() => void) | undefined;
@@ -80,8 +97,15 @@ export async function startServer(router: Router, listen: { host: string; port: 
   // Without this listener node:http answers a bare 417 (100-continue is answered without it).
   server.on("checkExpectation", (req: IncomingMessage, res: ServerResponse) => refuse(res, expectationFailed(), req.headers["x-request-id"]));
   let lastDropWarning = -Infinity;
+  let lastReclaim = -Infinity;
   server.on("drop", () => {
     const now = performance.now();
+    // Idle keep-alive connections hold slots for up to 65 s: at the cap they give way to new ones
+    // (a client reconnects for its next request, as after any keep-alive timeout).
+    if (now - lastReclaim >= RECLAIM_IDLE_MS) {
+      lastReclaim = now;
+      server.closeIdleConnections();
+    }
     if (now - lastDropWarning < DROP_WARNING_MS) return;
     lastDropWarning = now;
     router.logger.warn(`refusing connections: ${maxConnections} are open (server.max_connections)`);

@@ -61,14 +61,18 @@ export interface RequestTimeouts {
 function errorOf(error: NodeJS.ErrnoException & { reason?: string }, timeouts: RequestTimeouts, headersIn: boolean): ModelmuxError {
   switch (error.code) {
     case "ERR_HTTP_REQUEST_TIMEOUT":
-      return !headersIn && timeouts.headersTimeoutMs < timeouts.requestTimeoutMs ? headersTimedOut(timeouts.headersTimeoutMs) : requestTimedOut(timeouts.requestTimeoutMs);
+      return !headersIn && timeouts.headersTimeoutMs < timeouts.requestTimeoutMs
+        ? headersTimedOut(timeouts.headersTimeoutMs)
+        : requestTimedOut(timeouts.requestTimeoutMs);
     case "HPE_HEADER_OVERFLOW":
       return headersTooLarge(maxHeaderSize);
     case "HPE_CHUNK_EXTENSIONS_OVERFLOW":
       return chunkExtensionsTooLarge(MAX_CHUNK_EXTENSIONS);
     default:
-      // `reason` is llhttp's fixed description of the rule broken ("Invalid method encountered"), never client bytes.
-      return invalidRequest(`The request could not be read as HTTP/1.1${error.reason ? ` (${error.reason})` : ""}; the connection is closed.`, { code: "invalid_request" });
+      // `reason` is llhttp's fixed description of the rule broken ("Invalid method encountered"),
+      // never the client's bytes.
+      const reason = error.reason ? ` (${error.reason})` : "";
+      return invalidRequest(`The request could not be read as HTTP/1.1${reason}; the connection is closed.`, { code: "invalid_request" });
   }
 }
 

@@ -1,50 +1,30 @@
-import type { ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG_PATH } from "../core/src/config/load-config.ts";
-import { startNode, type RunningProcess } from "./helpers/run-process.ts";
+import { cleanEnv, serveCli, startCli } from "./helpers/serve-child.ts";
 
-const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const BIN = "core/bin/modelmux.mjs";
 const CONFIGS = fileURLToPath(new URL("./fixtures/configs/", import.meta.url));
 const VERSION = (JSON.parse(readFileSync(new URL("../core/package.json", import.meta.url), "utf8")) as { version: string }).version;
 const TIME_LIMIT_MS = 12_000;
 
-/** The test process's environment without anything that would change what the default config does. */
-function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  for (const name of Object.keys(env)) {
-    if (name.startsWith("MODELMUX_") || name.startsWith("OPENAI_")) delete env[name];
-  }
-  return { ...env, ...extra };
-}
-
-const children: ChildProcess[] = [];
+const disposals: Array<() => void> = [];
 afterEach(() => {
-  for (const child of children.splice(0)) {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-  }
+  for (const dispose of disposals.splice(0)) dispose();
 });
 
-function start(args: string[], env: NodeJS.ProcessEnv = cleanEnv()): RunningProcess {
-  const running = startNode([BIN, ...args], { cwd: ROOT, env, timeLimitMs: TIME_LIMIT_MS });
-  children.push(running.child);
-  return running;
-}
-
 async function run(args: string[], env?: NodeJS.ProcessEnv) {
-  const running = start(args, env);
+  const running = startCli(args, { env, timeLimitMs: TIME_LIMIT_MS });
   const { code } = await running.exited;
   return { code, stdout: running.stdout(), stderr: running.stderr() };
 }
 
-/** Starts `serve` and returns the URL from its `serving http://…` log line. */
+/** Starts `serve` and returns it with the URL from its `serving http://…` log line. */
 async function serve(args: string[], env?: NodeJS.ProcessEnv) {
-  const running = start(["serve", "--host", "127.0.0.1", "--port", "0", ...args], env);
-  const [, url] = await running.waitForStderr(/serving (http:\/\/127\.0\.0\.1:\d+)/);
-  return { ...running, url: url! };
+  const server = await serveCli(args, { env, timeLimitMs: TIME_LIMIT_MS });
+  disposals.push(server.dispose);
+  return server;
 }
 
 /** Resolves with the error code of a TCP connection attempt, or "connected". */

@@ -2,9 +2,9 @@
  * The origin of the image URLs the router hands out (README "Images"): `server.public_url` when set,
  * else the request's Host only when it is a plain host[:port], and `X-Forwarded-Proto` /
  * `X-Forwarded-Host` only from a peer in `server.trusted_proxies`. Real routers on 127.0.0.1, raw
- * node:http requests (fetch cannot send a malformed Host) and the openai SDK as clients.
+ * HTTP requests (fetch cannot send a malformed Host) and the openai SDK as clients.
  */
-import { createServer, request, type IncomingHttpHeaders, type Server } from "node:http";
+import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -15,50 +15,29 @@ import type { Exchange } from "../core/src/http/exchange.ts";
 import { isValidHost, publicOrigin } from "../core/src/http/public-origin.ts";
 import { startServer, type RunningServer } from "../core/src/server.ts";
 import { postJson, silentLogger, TEST_KEY, testConfig } from "./helpers/harness.ts";
+import { RawConnection, rawRequest } from "./helpers/raw-http.ts";
 
 const ECHO = { echo: { plugin: "provider-echo", models: ["echo-1"] } };
 const IMAGE_REQUEST = { model: "echo/echo-1", prompt: "a lighthouse", response_format: "url" };
 const TOKEN_PATH = /\/files\/images\/[A-Za-z0-9_-]{32}\.png$/;
 const PNG_SIGNATURE = "89504e470d0a1a0a";
 
-interface RawReply {
-  status: number;
-  body: string;
-}
-
-/** A POST over node:http with exactly the headers given (Host included): fetch cannot send a bad Host. */
-function rawPost(url: string, path: string, body: unknown, headers: IncomingHttpHeaders): Promise<RawReply> {
-  const { hostname, port } = new URL(url);
-  const text = JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: hostname,
-        port,
-        path,
-        method: "POST",
-        setHost: false,
-        headers: { "content-type": "application/json", "content-length": Buffer.byteLength(text), authorization: `Bearer ${TEST_KEY}`, ...headers },
-      },
-      (res) => {
-        let data = "";
-        res.setEncoding("utf8");
-        res.on("data", (chunk: string) => (data += chunk));
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: data }));
-      },
-    );
-    req.on("error", reject);
-    req.end(text);
-  });
-}
-
-/** The image URL a raw image request gets back. */
-async function imageUrl(url: string, headers: IncomingHttpHeaders, path = "/v1/images/generations"): Promise<string> {
-  const reply = await rawPost(url, path, IMAGE_REQUEST, headers);
-  expect(reply.status, reply.body).toBe(200);
-  const image = (JSON.parse(reply.body) as { data: Array<{ url: string }> }).data[0]!.url;
-  expect(image).toMatch(TOKEN_PATH);
-  return image;
+/**
+ * The image URL an image request gets back, sent on a raw connection with exactly these headers
+ * (Host included): fetch cannot send a malformed Host.
+ */
+async function imageUrl(url: string, headers: Record<string, string>, path = "/v1/images/generations"): Promise<string> {
+  const client = await RawConnection.open(Number(new URL(url).port));
+  try {
+    client.send(rawRequest("POST", path, { "content-type": "application/json", authorization: `Bearer ${TEST_KEY}`, ...headers }, JSON.stringify(IMAGE_REQUEST)));
+    const reply = await client.readResponse();
+    expect(reply.status, reply.body).toBe(200);
+    const image = (JSON.parse(reply.body) as { data: Array<{ url: string }> }).data[0]!.url;
+    expect(image).toMatch(TOKEN_PATH);
+    return image;
+  } finally {
+    client.close();
+  }
 }
 
 async function serve(config: ModelmuxConfig): Promise<RunningServer> {
@@ -172,7 +151,8 @@ describe("server.public_url", () => {
     const config = testConfig(ECHO, { server: { public_url: "https://llm.example.com/team-a/", trusted_proxies: ["127.0.0.1"] } });
     const server = await serve(config);
     try {
-      for (const headers of [{ host: "evil.example/phish?x=" }, { host: "router.internal", "x-forwarded-proto": "http", "x-forwarded-host": "evil.example" }]) {
+      const requests: Array<Record<string, string>> = [{ host: "evil.example/phish?x=" }, { host: "router.internal", "x-forwarded-proto": "http", "x-forwarded-host": "evil.example" }];
+      for (const headers of requests) {
         expect(await imageUrl(server.url, headers)).toMatch(/^https:\/\/llm\.example\.com\/team-a\/files\/images\/[A-Za-z0-9_-]{32}\.png$/);
       }
     } finally {

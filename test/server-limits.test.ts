@@ -1,6 +1,6 @@
 /**
  * What one client can hold of a running server (README "Configuration" and "Errors"): the time to
- * send a request (`server.request_timeout`, 408), the number of open connections
+ * send a request (`server.request_timeout`, 408; its headers within 10 s), the number of open connections
  * (`server.max_connections`), and a body over `server.body_limit` whose 413 the client can read
  * even while it is still sending. Real servers on 127.0.0.1, raw sockets and the openai SDK.
  */
@@ -10,6 +10,7 @@ import type { ModelmuxConfig } from "@modelmux/core";
 import { testConfig, TEST_KEY } from "./helpers/harness.ts";
 import { RawConnection, rawRequest, type RawResponse } from "./helpers/raw-http.ts";
 import { serveChild } from "./helpers/serve-child.ts";
+import { sleep, within } from "./helpers/wait.ts";
 
 const ECHO = { echo: { plugin: "provider-echo", models: ["echo-1"] } };
 const SLOW_ECHO = { echo: { plugin: "provider-echo", models: ["echo-1"], chunk_size: 2, delay_ms: 100 } };
@@ -26,8 +27,6 @@ function expectEnvelope(response: RawResponse, status: number, code: string) {
   expect(response.headers["content-type"]).toMatch(/^application\/json/);
   expect(JSON.parse(response.body)).toMatchObject({ error: { type: "invalid_request_error", code } });
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe("server.request_timeout", () => {
   let s: Awaited<ReturnType<typeof serve>>;
@@ -77,7 +76,7 @@ describe("server.request_timeout", () => {
   it("closes a connection that sends nothing", async () => {
     const client = await RawConnection.open(s.port);
     const startedAt = Date.now();
-    const closed = await Promise.race([client.closed, sleep(8000).then(() => undefined)]);
+    const closed = await within(client.closed, 8000);
     client.close();
     expect(closed, "still open after 8 s").toBeDefined();
     expect(closed!.at - startedAt).toBeGreaterThanOrEqual(900);
@@ -101,26 +100,72 @@ describe("server.request_timeout", () => {
   });
 });
 
+describe("the headers' time limit", () => {
+  let s: Awaited<ReturnType<typeof serve>>;
+  beforeAll(async () => (s = await serve({ request_timeout: "30s" }, SLOW_ECHO)));
+  afterAll(() => s.dispose());
+
+  it("is 10 s, shorter than a request_timeout of 30 s, which still bounds the body", async () => {
+    const startedAt = Date.now();
+    const [silent, dripping, sending] = await Promise.all([RawConnection.open(s.port), RawConnection.open(s.port), RawConnection.open(s.port)]);
+    const body = JSON.stringify({ model: "echo/echo-1", messages: [{ role: "user", content: "x".repeat(100) }] });
+    dripping.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nx-slow: ");
+    sending.send(rawRequest("POST", CHAT, { ...JSON_HEADERS, "content-length": String(body.length) }));
+    let sent = 0;
+    // Bounded: 200 ms apart, and stopped in `finally`.
+    const timer = setInterval(() => {
+      if (dripping.isOpen) dripping.send("y");
+      if (sending.isOpen && sent < body.length) sending.send(body[sent++]!);
+    }, 200);
+    try {
+      const reply = await dripping.readResponse(15_000);
+      expectEnvelope(reply, 408, "request_timeout");
+      expect(JSON.parse(reply.body).error.message).toContain("headers were not received within 10 s");
+      for (const client of [dripping, silent]) {
+        const closed = await within(client.closed, 15_000 - (Date.now() - startedAt));
+        expect(closed, "a connection without its headers was kept open").toBeDefined();
+        expect(closed!.at - startedAt).toBeGreaterThanOrEqual(9_500);
+        expect(closed!.at - startedAt).toBeLessThan(15_000);
+      }
+      expect(sending.isOpen, "the connection sending its body was cut at the headers' limit").toBe(true);
+      expect(sending.received).toBe(0);
+    } finally {
+      clearInterval(timer);
+      for (const client of [silent, dripping, sending]) client.close();
+    }
+  }, 25_000);
+});
+
 describe("server.max_connections", () => {
   let s: Awaited<ReturnType<typeof serve>>;
   beforeAll(async () => (s = await serve({ max_connections: 3 })));
   afterAll(() => s.dispose());
 
-  it("closes connection N+1 at once while N are open, and accepts again once one closes", async () => {
+  /** `n` connections each receiving a request (its headers begun): busy, so never reclaimed. */
+  async function busyConnections(n: number): Promise<RawConnection[]> {
     const open: RawConnection[] = [];
+    for (let i = 0; i < n; i++) {
+      const client = await RawConnection.open(s.port);
+      open.push(client);
+      client.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+    }
+    return open;
+  }
+
+  /** Opens a connection that is refused at once: closed without a byte of reply. */
+  async function expectRefused(what: string) {
+    const refused = await RawConnection.open(s.port);
+    refused.send(rawRequest("GET", "/healthz"));
+    const closed = await within(refused.closed, 3000);
+    refused.close();
+    expect(closed, `${what} was kept open`).toBeDefined();
+    expect(refused.received).toBe(0);
+  }
+
+  it("closes connection N+1 at once while N are busy, and accepts again once one closes", async () => {
+    const open = await busyConnections(3);
     try {
-      for (let i = 0; i < 3; i++) {
-        const client = await RawConnection.open(s.port);
-        client.send(rawRequest("GET", "/healthz"));
-        expect((await client.readResponse()).status).toBe(200);
-        open.push(client);
-      }
-      const refused = await RawConnection.open(s.port);
-      refused.send(rawRequest("GET", "/healthz"));
-      const closed = await Promise.race([refused.closed, sleep(3000).then(() => undefined)]);
-      refused.close();
-      expect(closed, "connection 4 was kept open").toBeDefined();
-      expect(refused.received).toBe(0);
+      await expectRefused("connection 4");
       for (const client of open) expect(client.isOpen).toBe(true);
 
       open.shift()!.close();
@@ -131,6 +176,28 @@ describe("server.max_connections", () => {
       expect((await again.readResponse()).status).toBe(200);
     } finally {
       for (const client of open) client.close();
+    }
+  });
+
+  it("closes idle keep-alive connections at the cap to make room: the next connection is served", async () => {
+    const idle: RawConnection[] = [];
+    const busy = await busyConnections(1);
+    try {
+      for (let i = 0; i < 2; i++) {
+        const client = await RawConnection.open(s.port);
+        idle.push(client);
+        client.send(rawRequest("GET", "/healthz"));
+        expect((await client.readResponse()).headers.connection).toBe("keep-alive");
+      }
+      await expectRefused("connection 4, with two idle ones open");
+      for (const client of idle) expect(await within(client.closed, 3000), "an idle connection was kept at the cap").toBeDefined();
+      expect(busy[0]!.isOpen, "a connection receiving a request was closed").toBe(true);
+      const next = await RawConnection.open(s.port);
+      idle.push(next);
+      next.send(rawRequest("GET", "/healthz"));
+      expect((await next.readResponse()).status).toBe(200);
+    } finally {
+      for (const client of [...idle, ...busy]) client.close();
     }
   });
 });

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ModelmuxConfig } from "@modelmux/core";
 import { createProbe } from "./helpers/probe-provider.ts";
 import { postJson, startHarness, testConfig, type Harness } from "./helpers/harness.ts";
+import { sleep } from "./helpers/wait.ts";
 import { deletePrefix, REDIS_URL, redisGate } from "../plugins/storage-unstorage/test/redis-gate.ts";
 
 const { skip: skipRedis } = await redisGate("stored chat completions on redis");
@@ -241,7 +242,7 @@ for (const storage of STORAGES) {
         controller.abort();
         break;
       }
-      await new Promise((resolve) => setTimeout(resolve, 600));
+      await sleep(600);
       expect((await h.openai.chat.completions.list({ metadata: { kind: "failed" } })).data).toEqual([]);
       expect((await h.openai.chat.completions.list({ metadata: { kind: "left" } })).data).toEqual([]);
     });

@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../core/src/logger.ts";
 import { startFakeOpenAI, type FakeOpenAI, type FakeReply } from "./fixtures/fake-openai.ts";
 import { postJson, readSse, startHarness, testConfig, TRANSPORTS, type Harness } from "./helpers/harness.ts";
+import { sleep } from "./helpers/wait.ts";
 
 const UPSTREAM_KEY = "sk-upstream-integrity";
 const MODEL = "openai/gpt-4o-mini";
@@ -65,7 +66,7 @@ for (const transport of TRANSPORTS) {
         h.router.logger.flush();
         const found = logLines.map((line) => JSON.parse(line) as Record<string, unknown>).find((r) => r.request_id === requestId && r.status !== undefined);
         if (found) return found;
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        await sleep(20);
       }
       return undefined;
     }

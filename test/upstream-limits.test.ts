@@ -28,6 +28,7 @@ import {
   type MisbehavingUpstream,
 } from "./fixtures/fake-misbehaving-upstream.ts";
 import { startHarness, testConfig, type Harness } from "./helpers/harness.ts";
+import { sleep, within } from "./helpers/wait.ts";
 
 const LIMIT = 256 * 1024;
 /** What the router may read past the limit: the rest of the socket read that crossed it. */
@@ -101,9 +102,9 @@ async function readStream(stream: AsyncIterable<unknown>): Promise<{ items: unkn
 async function closedSoon(index = 0): Promise<number> {
   const request = fake.requests[index];
   expect(request).toBeDefined();
-  const outcome = await Promise.race([request!.closed, new Promise<"open">((resolve) => setTimeout(resolve, 3_000, "open"))]);
-  expect(outcome).not.toBe("open");
-  return (outcome as { bytesWritten: number }).bytesWritten;
+  const outcome = await within(request!.closed, 3_000);
+  expect(outcome, "the upstream connection stayed open").toBeDefined();
+  return outcome!.bytesWritten;
 }
 
 /**
@@ -120,7 +121,7 @@ async function cutAtTheLimit(): Promise<void> {
 /** The access-log line of request `id`, once the logger has written it. */
 async function accessLine(id: string): Promise<Record<string, unknown> | undefined> {
   h.router.logger.flush();
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  await sleep(50);
   h.router.logger.flush();
   return log.find((record) => record.request_id === id && record.status !== undefined);
 }

@@ -106,6 +106,44 @@ export function requestTimedOut(timeoutMs: number): ModelmuxError {
   );
 }
 
+/** 408 for a client that did not send a request's headers within `timeoutMs` (shorter than `server.request_timeout`). */
+export function headersTimedOut(timeoutMs: number): ModelmuxError {
+  return new ModelmuxError(
+    `The request's headers were not received within ${timeoutMs / 1000} s: send them as soon as the connection is open, without pausing.`,
+    { status: 408, type: "invalid_request_error", code: "request_timeout", headers: { connection: "close" } },
+  );
+}
+
+/** 431 for request headers larger than node:http reads (`maxBytes`, all header lines together). */
+export function headersTooLarge(maxBytes: number): ModelmuxError {
+  return new ModelmuxError(`The request's headers are larger than the limit of ${maxBytes} bytes: send fewer or shorter headers.`, {
+    status: 431,
+    type: "invalid_request_error",
+    code: "headers_too_large",
+    headers: { connection: "close" },
+  });
+}
+
+/** 413 for a chunked body whose chunk extensions (`;name=value` after a chunk's size) outgrow node:http's limit. */
+export function chunkExtensionsTooLarge(maxBytes: number): ModelmuxError {
+  return new ModelmuxError(`The request body's chunk extensions are larger than the limit of ${maxBytes} bytes: send the body without them.`, {
+    status: 413,
+    type: "invalid_request_error",
+    code: "body_too_large",
+    headers: { connection: "close" },
+  });
+}
+
+/** 417 for an `Expect` header other than `100-continue`, the only expectation served. */
+export function expectationFailed(): ModelmuxError {
+  return new ModelmuxError("The request's Expect header cannot be met: only 'Expect: 100-continue' is supported; send the request without it.", {
+    status: 417,
+    type: "invalid_request_error",
+    code: "expectation_failed",
+    headers: { connection: "close" },
+  });
+}
+
 export function unsupportedMediaType(contentType: string | null): ModelmuxError {
   return new ModelmuxError(
     `Content-Type must be application/json${contentType ? `, got '${contentType}'` : " and none was sent"}.`,

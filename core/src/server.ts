@@ -4,11 +4,10 @@
  * accepting, answer no new request, let in-flight requests and streams finish (bounded by
  * `server.shutdown_timeout`), close plugins. README "Configuration" says what a client sees of each.
  */
-import { randomUUID } from "node:crypto";
-import { createServer, STATUS_CODES, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
-import { requestTimedOut } from "./errors.ts";
-import { failBodyRead } from "./http/node-handler.ts";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { expectationFailed, invalidRequest } from "./errors.ts";
+import { createClientErrorListener, refuse } from "./http/node-refusals.ts";
 import type { Router } from "./router.ts";
 
 export interface RunningServer {
@@ -25,11 +24,23 @@ export interface RunningServer {
 
 /** How often node:http looks for a request not received in time (its default is every 30 s). */
 const TIMEOUT_CHECK_MS = 1_000;
+/**
+ * The longest a client has for a request's headers (less when `server.request_timeout` is less).
+ * Headers are a few hundred bytes to a few KB, one or two packets that any client sends within
+ * milliseconds of connecting or of deciding to send; the only clients that take seconds are those
+ * that open a connection and send nothing, or drip their headers, and each holds one of
+ * `server.max_connections` while it does. 10 s still covers a slow link that loses a packet three
+ * times (TCP retransmits after 1, 2 and 4 s), and frees such a connection six times sooner than the
+ * default 60 s request_timeout would.
+ */
+const HEADERS_TIMEOUT_MS = 10_000;
 /** A refused connection past `server.max_connections` is logged at most this often. */
 const DROP_WARNING_MS = 60_000;
-
-/** The socket of a connection as node:http keeps it: the response being written on it, if any. */
-type HttpSocket = Socket & { _httpMessage?: ServerResponse | null };
+/**
+ * At the cap, idle keep-alive connections are closed at most this often: each time walks every open
+ * connection, which a flood of refused connections must not turn into a loop.
+ */
+const RECLAIM_IDLE_MS = 100;
 
 /**
  * Serves `router` on `listen` until `stop()`.
@@ -37,6 +48,8 @@ type HttpSocket = Socket & { _httpMessage?: ServerResponse | null };
  */
 export async function startServer(router: Router, listen: { host: string; port: number }): Promise<RunningServer> {
   const { requestTimeoutMs, maxConnections, shutdownTimeoutMs } = router.settings;
+  // 0 (no request_timeout) is no limit on headers either.
+  const headersTimeoutMs = Math.min(requestTimeoutMs, HEADERS_TIMEOUT_MS);
   const inFlight = new Set<ServerResponse>();
   let stopping = false;
   let drained: (() => void) | undefined;
@@ -52,17 +65,25 @@ export async function startServer(router: Router, listen: { host: string; port: 
   const server = createServer(
     {
       keepAliveTimeout: 65_000,
-      // node:http answers a request that is not all received in time (headers and body, from its
-      // first byte or from the connection's start) through 'clientError' below.
+      // node:http reports a request not received in time (its headers within headersTimeout, all of
+      // it within requestTimeout, from its first byte or from the connection's start) through
+      // 'clientError' below.
       requestTimeout: requestTimeoutMs,
-      headersTimeout: requestTimeoutMs,
+      headersTimeout: headersTimeoutMs,
       connectionsCheckingInterval: TIMEOUT_CHECK_MS,
+      // Checked below, the same one check, to answer in the envelope.
+      requireHostHeader: false,
     },
     (req, res) => {
       if (stopping) {
         // A request that came after the signal is not served: its connection is closed unanswered,
         // which a client may retry elsewhere (unless it waits behind a reply still in flight).
         res.socket?.destroy();
+        return;
+      }
+      if (req.httpVersionMinor === 1 && req.httpVersionMajor === 1 && req.headers.host === undefined) {
+        // RFC 9112 §3.2: an HTTP/1.1 request without Host is a 400.
+        refuse(res, invalidRequest("An HTTP/1.1 request must have a Host header: send one.", { code: "invalid_request" }), req.headers["x-request-id"]);
         return;
       }
       inFlight.add(res);
@@ -72,26 +93,21 @@ export async function startServer(router: Router, listen: { host: string; port: 
     },
   );
   server.maxConnections = maxConnections;
-  server.on("clientError", (error: NodeJS.ErrnoException, duplex) => {
-    const socket = duplex as HttpSocket;
-    const res = socket._httpMessage;
-    if (error.code === "ERR_HTTP_REQUEST_TIMEOUT") {
-      const timedOut = requestTimedOut(requestTimeoutMs);
-      // A body being read: its handler answers the 408 and closes the connection.
-      if (res && !res.headersSent && failBodyRead(res.req, timedOut)) return;
-      const requestId = randomUUID();
-      router.logger.debug(`closed a connection that sent no whole request within ${requestTimeoutMs} ms (server.request_timeout)`, { request_id: requestId });
-      if (socket.writable && !res?.headersSent) socket.write(rawErrorReply(408, { envelope: JSON.stringify(timedOut.toEnvelope()), requestId }));
-    } else if (socket.writable && !res?.headersSent && error.code !== "ECONNRESET") {
-      // What node:http answers itself without a 'clientError' listener.
-      socket.write(rawErrorReply(error.code === "HPE_HEADER_OVERFLOW" ? 431 : error.code === "HPE_CHUNK_EXTENSIONS_OVERFLOW" ? 413 : 400));
-    }
-    socket.destroy();
-  });
+  server.on("clientError", createClientErrorListener(router.logger, { requestTimeoutMs, headersTimeoutMs }));
+  // Without this listener node:http answers a bare 417 (100-continue is answered without it).
+  server.on("checkExpectation", (req: IncomingMessage, res: ServerResponse) => refuse(res, expectationFailed(), req.headers["x-request-id"]));
   let lastDropWarning = -Infinity;
+  let lastReclaim = -Infinity;
   server.on("drop", () => {
-    if (performance.now() - lastDropWarning < DROP_WARNING_MS) return;
-    lastDropWarning = performance.now();
+    const now = performance.now();
+    // Idle keep-alive connections hold slots for up to 65 s: at the cap they give way to new ones
+    // (a client reconnects for its next request, as after any keep-alive timeout).
+    if (now - lastReclaim >= RECLAIM_IDLE_MS) {
+      lastReclaim = now;
+      server.closeIdleConnections();
+    }
+    if (now - lastDropWarning < DROP_WARNING_MS) return;
+    lastDropWarning = now;
     router.logger.warn(`refusing connections: ${maxConnections} are open (server.max_connections)`);
   });
   await new Promise<void>((resolve, reject) => {
@@ -128,12 +144,4 @@ export async function startServer(router: Router, listen: { host: string; port: 
     })());
 
   return { server, url: `http://${host}:${port}`, stop };
-}
-
-/** A reply written straight to a socket, for a request node:http never handed to the router. */
-function rawErrorReply(status: number, error?: { envelope: string; requestId: string }): string {
-  const head = `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nconnection: close\r\n`;
-  if (!error) return `${head}\r\n`;
-  const { envelope, requestId } = error;
-  return `${head}content-type: application/json\r\ncontent-length: ${Buffer.byteLength(envelope)}\r\nx-request-id: ${requestId}\r\n\r\n${envelope}`;
 }

@@ -1,6 +1,6 @@
 /**
  * Server-Sent Events as the client gets them: the reply headers and the `data:` frame. The adapters
- * write the frames (`http/node-handler.ts` straight to the socket, batched per tick, with
+ * write the frames (`http/node-sse-reply.ts` straight to the socket, batched per tick, with
  * backpressure; `http/fetch-handler.ts` as a pulled `ReadableStream`).
  */
 

@@ -1,0 +1,113 @@
+/**
+ * Writes an SSE reply on node:http: frames batched per tick into as few writes as possible (a whole
+ * stream that arrived in one upstream read leaves in one), with the socket's backpressure, and the
+ * upstream released when the client leaves early.
+ */
+import type { ServerResponse } from "node:http";
+import type { Logger } from "../logger.ts";
+import { logAccess } from "./access-log.ts";
+import type { Exchange } from "./exchange.ts";
+import type { SseReply } from "./reply.ts";
+
+/** Text frames are written in batches of at most this many characters. */
+const MAX_BATCH = 64 * 1024;
+
+/**
+ * Joins the text frames made in one tick and writes them with one `write()` at its end
+ * (`process.nextTick` runs once the promise chain of an upstream read has settled): the frames of
+ * one read (a dozen events or more) leave together, and no frame waits for a later read.
+ */
+class SseBatch {
+  text = "";
+  scheduled = false;
+  /** The last write filled the socket's buffer: wait for 'drain' before reading on. */
+  full = false;
+
+  constructor(private readonly res: ServerResponse) {}
+
+  push(text: string): void {
+    this.text += text;
+    if (this.text.length >= MAX_BATCH) this.flush();
+    else this.schedule();
+  }
+
+  schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    process.nextTick(flushBatch, this);
+  }
+
+  flush(): void {
+    this.scheduled = false;
+    const { res } = this;
+    if (res.writableEnded || res.destroyed) return;
+    if (this.text === "") {
+      // Nothing yet at the end of the first tick: the headers go alone, so the client sees the stream start.
+      if (!res.headersSent) res.flushHeaders();
+      return;
+    }
+    const text = this.text;
+    this.text = "";
+    if (!res.write(text)) this.full = true;
+  }
+
+  /** What is still batched, taken out (it leaves with the response's end). */
+  take(): string {
+    const text = this.text;
+    this.text = "";
+    return text;
+  }
+}
+
+function flushBatch(batch: SseBatch): void {
+  batch.flush();
+}
+
+function waitForDrain(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off("drain", done);
+      res.off("close", done);
+      resolve();
+    };
+    res.on("drain", done);
+    res.on("close", done);
+  });
+}
+
+/** Writes the frames as they come, with backpressure; the last batch leaves with the end, in one write. */
+export async function writeSse(logger: Logger, x: Exchange, res: ServerResponse, reply: SseReply): Promise<void> {
+  const { frames } = reply;
+  res.writeHead(200, { ...reply.headers, "x-request-id": x.requestId });
+  const batch = new SseBatch(res);
+  batch.schedule();
+  let complete = false;
+  try {
+    for (;;) {
+      if (res.destroyed) break;
+      if (batch.full) {
+        batch.full = false;
+        if (res.writableNeedDrain) await waitForDrain(res);
+        continue;
+      }
+      const { done, value } = await frames.next();
+      if (done) break;
+      if (typeof value === "string") batch.push(value);
+      else {
+        // Bytes relayed as they came: after the text before them, in order.
+        batch.flush();
+        if (!res.destroyed && !res.write(value)) batch.full = true;
+      }
+    }
+    complete = true;
+  } catch (error) {
+    // The frames never throw by contract; one that does is a bug, logged, and the stream is ended.
+    logger.error(`stream of ${x.method} ${x.path} failed`, { request_id: x.requestId }, error);
+  } finally {
+    // Releases the upstream when the client left early.
+    if (!complete) await frames.return?.();
+    const rest = batch.take();
+    if (!res.destroyed && !res.writableEnded) res.end(rest === "" ? undefined : rest);
+    logAccess(logger, x, 200);
+  }
+}

@@ -7,11 +7,14 @@
  */
 import { Agent, UndiciError } from "./undici-parts.ts";
 import { ModelmuxError, upstreamError, upstreamTimeout } from "./errors.ts";
-import { DEFAULT_UPSTREAM_BODY_LIMIT, UPSTREAM_BODY_TOO_LARGE, type HttpBody, type UpstreamBodyTooLarge } from "./http-body.ts";
+import { MAX_TIMER_MS } from "./config/units.ts";
+import type { HttpBody } from "./http-body.ts";
 import { abortReasonOf, DEADLINE_CODE, DispatchedRequest } from "./http-dispatch.ts";
 import type { AbortHook } from "./http/abort-hook.ts";
+import { DEFAULT_UPSTREAM_BODY_LIMIT, UPSTREAM_BODY_TOO_LARGE, type UpstreamBodyTooLarge } from "./upstream-body-limit.ts";
 
-export { bufferLimitOf, DEFAULT_UPSTREAM_BODY_LIMIT, UpstreamBodyTooLarge, type HttpBody } from "./http-body.ts";
+export type { HttpBody } from "./http-body.ts";
+export { bufferLimitOf, DEFAULT_UPSTREAM_BODY_LIMIT, UpstreamBodyTooLarge } from "./upstream-body-limit.ts";
 export type { AbortHook, AbortListener } from "./http/abort-hook.ts";
 
 export interface HttpRequest {
@@ -28,8 +31,9 @@ export interface HttpRequest {
   abort?: AbortHook;
   /**
    * The call's timeout: from sending the request until its reply is complete, or, for a stream,
-   * until its reader has the first event (`HttpBody.markStreaming`); from then on, the longest gap
-   * between body chunks. Default 10 minutes.
+   * until its reader has the first event (`HttpBody.markStreaming`; for a reader that parses the
+   * body its own way, the first chunk: `HttpBody.keepDeadline`); from then on, the longest gap
+   * between body chunks. 0 is no limit. Default 10 minutes.
    */
   timeoutMs?: number;
   /** Names the provider in timeout and connection errors. */
@@ -181,6 +185,8 @@ export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
         return Promise.reject(toRequestFailure(error, req, timeoutMs));
       }
       const handler = new DispatchedRequest(req, timeoutMs, bufferLimit, toRequestFailure);
+      // 0 turns undici's timers off too; past what a timer holds, they would fire at once.
+      const partTimeout = Math.min(timeoutMs, MAX_TIMER_MS);
       // Never throws: undici reports every failure, even of the options, to `handler.onError`.
       agent.dispatch(
         {
@@ -190,8 +196,8 @@ export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
           headers: req.headers,
           body: req.body,
           // The handler's deadline bounds the whole wait; these bound each part of it, as before.
-          headersTimeout: timeoutMs,
-          bodyTimeout: timeoutMs,
+          headersTimeout: partTimeout,
+          bodyTimeout: partTimeout,
         },
         handler,
       );

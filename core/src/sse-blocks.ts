@@ -62,7 +62,7 @@ export function lastEventEnd(bytes: Buffer, to = bytes.length): number {
  *   const block = blocks.push(chunk); // whole events, or undefined while an event is incomplete
  *   if (block !== undefined) send(block);
  * }
- * // At the end, an event cut off before its blank line is still held: dropped, as the SSE spec says.
+ * const rest = blocks.end(); // at the body's end: a trailing LF to pass on, or nothing
  */
 export class SseBlocks {
   /** The held bytes are `held[0, heldBytes)`; `held` may be a view of a read (`owned` false). */
@@ -110,6 +110,22 @@ export class SseBlocks {
     const block = this.heldBytes === 0 ? (end === chunk.length ? chunk : chunk.subarray(0, end)) : this.joinHeld(chunk, end);
     if (end < chunk.length) this.hold(chunk.subarray(end));
     return block;
+  }
+
+  /**
+   * The body ended: what is held, when it is only line ends (the LF of a CRLF whose CR ended the
+   * last block: a block is cut at a CR without waiting to see whether an LF follows), for a reader
+   * that passes bytes on as they came; otherwise undefined: an event cut off before its blank line
+   * is dropped, as the SSE spec says.
+   */
+  end(): Buffer | undefined {
+    const held = this.heldBytes > 0 ? this.held!.subarray(0, this.heldBytes) : undefined;
+    this.held = undefined;
+    this.heldBytes = 0;
+    this.owned = false;
+    if (held === undefined) return undefined;
+    for (const byte of held) if (byte !== LF && byte !== CR) return undefined;
+    return held;
   }
 
   private seamEnd(chunk: Buffer): number {

@@ -135,6 +135,11 @@ class EventBlocks {
     return block;
   }
 
+  /** The body ended: the held bytes when they are only the last block's trailing LF (`SseBlocks.end`). */
+  end(): Buffer | undefined {
+    return this.blocks.end();
+  }
+
   /**
    * Reads up to the first block that carries an event; comments before it go out with it, and
    * count towards the limit. A body that ends first carried no events: a 502.
@@ -197,7 +202,9 @@ async function* relayFrames(body: HttpBody, events: EventBlocks, first: Buffer, 
       if (options.clientGone()) return;
       yield block;
     }
-    // An event cut off before its blank line is still held: dropped, as the SSE spec says.
+    // An event cut off before its blank line is dropped, as the SSE spec says; a trailing LF is not one.
+    const rest = events.end();
+    if (rest !== undefined && !options.clientGone()) yield rest;
     const end = endOfStream(events.last);
     if (!end.terminal) throw unfinishedResponse(options.provider);
     options.onEnd(end.usage);

@@ -2,53 +2,12 @@
  * The body of an upstream reply, fed by undici's dispatcher callbacks: chunks go into a queue that
  * async iteration and `text()` read. Lighter than undici's `BodyReadable` (a Node Readable, with
  * its events, buffer list and promise per layer): a small JSON reply that arrived in one socket read
- * costs its `text()` one `toString` and one resolved promise.
+ * costs its `text()` one `toString` and one resolved promise. What a reader may call is `HttpBody`
+ * (`http-client.ts`).
  */
+import type { HttpBody } from "./http-client.ts";
 import { UpstreamBodyTooLarge } from "./upstream-body-limit.ts";
-
-/**
- * A reply body, as `HttpClient.request` gives it. A Node `Readable` with `text()` and `json()`
- * added (what `replyBody()` and test fakes return) satisfies it too.
- * @example
- * for await (const chunk of res.body) process(chunk); // or: const data = await res.body.json();
- */
-export interface HttpBody extends AsyncIterable<Buffer> {
-  /** The whole body (or what is left of it), decoded as UTF-8. */
-  text(): Promise<string>;
-  /** The whole body parsed as JSON. */
-  json(): Promise<unknown>;
-  /**
-   * The whole body (or what is left of it) as bytes, with the same limit and timeout as `text()`.
-   * Absent on bodies made in process: read those by iteration.
-   */
-  bytes?(): Promise<Buffer>;
-  /** Stops reading; aborts the upstream request if its reply is not complete yet. */
-  destroy(error?: Error): void;
-  /** True once the body is released: destroyed, failed, or read to its end. */
-  readonly destroyed: boolean;
-  /**
-   * The most a reader may hold of this body at once, in bytes: its whole `text()`, one SSE event
-   * (`server.upstream_body_limit`). Unset on a body that is not an upstream's: then
-   * `DEFAULT_UPSTREAM_BODY_LIMIT` (`bufferLimitOf`).
-   */
-  readonly bufferLimit?: number;
-  /**
-   * Says this reader ends the call's whole-wait timeout itself: with `markStreaming` once it has a
-   * stream's first event, or never (a whole reply read by iteration). Call it before the first
-   * read. Without it, the first chunk read by iteration ends that bound, so a plugin that parses a
-   * stream its own way (NDJSON, its own SSE parser) is never cut at `timeout` mid-stream; the
-   * core's readers (`readSseEvents`, the relays) call it, so that a stream that sends only
-   * comments, or drips its first event, still gets its 504. Absent on bodies made in process.
-   */
-  keepDeadline?(): void;
-  /**
-   * Says the reply is a stream under way: its first event has been read. Until then (for a reader
-   * that called `keepDeadline`, and for `text()`/`bytes()`) the call's timeout bounds the whole
-   * wait, headers and body; from then on it bounds each gap between chunks only. Absent on bodies
-   * made in process.
-   */
-  markStreaming?(): void;
-}
+import { promiseOn, type Settlers } from "./utils/promise-on.ts";
 
 /** What a body needs from the request it belongs to. */
 export interface BodySource {
@@ -82,31 +41,6 @@ const DONE_PROMISE = Promise.resolve(DONE);
 /** The abort a body or request reports when its reader or caller went away: what an `AbortSignal` gives. */
 export function abortError(): Error {
   return new DOMException("This operation was aborted", "AbortError");
-}
-
-/** Settle functions of a promise, kept on the object that will settle it. */
-export interface Settlers<T> {
-  resolve: ((value: T) => void) | undefined;
-  reject: ((error: unknown) => void) | undefined;
-}
-
-let capturing: Settlers<never> | undefined;
-
-function capture(resolve: (value: never) => void, reject: (error: unknown) => void): void {
-  capturing!.resolve = resolve;
-  capturing!.reject = reject;
-}
-
-/**
- * A new promise whose settle functions are stored on `holder`. The executor is one module-level
- * function (it runs synchronously), so no closure is made per promise; `Promise.withResolvers`
- * needs Node 22.
- */
-export function promiseOn<T>(holder: Settlers<T>): Promise<T> {
-  capturing = holder as Settlers<never>;
-  const promise = new Promise<T>(capture);
-  capturing = undefined;
-  return promise;
 }
 
 /** Bodies whose waiting read gets its chunks at the end of the current microtask checkpoint. */

@@ -4,7 +4,7 @@
  * bytes), and each block is parsed by eventsource-parser (async iteration only): no web streams.
  */
 import { createParser, type EventSourceMessage, type ParseError } from "eventsource-parser";
-import type { HttpBody } from "./http-body.ts";
+import type { HttpBody } from "./http-client.ts";
 import { SseBlocks } from "./sse-blocks.ts";
 import { bufferLimitOf, UpstreamBodyTooLarge } from "./upstream-body-limit.ts";
 

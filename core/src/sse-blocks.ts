@@ -69,18 +69,9 @@ export class SseBlocks {
   private held: Buffer | undefined;
   private heldBytes = 0;
   private owned = false;
-  private crSeen = false;
 
   /** `limit`: the most held of one event, in bytes (`server.upstream_body_limit`). */
   constructor(readonly limit: number) {}
-
-  /**
-   * True once a read had a CR: the stream may use CR or CRLF line ends, which a reader of plain
-   * `data: …\n\n` events leaves to a full parser from then on.
-   */
-  get sawCr(): boolean {
-    return this.crSeen;
-  }
 
   /** How many bytes of an incomplete event are held. */
   get heldLength(): number {
@@ -93,14 +84,15 @@ export class SseBlocks {
    * still incomplete outgrows the limit.
    */
   push(chunk: Buffer): Buffer | undefined {
+    const size = chunk.length;
+    // Most reads end where an event does: then no search at all.
+    if (this.heldBytes === 0 && size > 1 && chunk[size - 1] === LF && chunk[size - 2] === LF) return chunk;
     let end: number;
-    if (chunk.indexOf(CR) < 0) {
+    if (blankLineEndsAt(chunk, size, this.held, this.heldBytes)) end = size;
+    else if (chunk.indexOf(CR) < 0) {
       const at = chunk.lastIndexOf(LF2);
       end = at < 0 ? 0 : at + 2;
-    } else {
-      this.crSeen = true;
-      end = lastEventEnd(chunk);
-    }
+    } else end = lastEventEnd(chunk);
     // A blank line may have begun in the held bytes: it then ends in the first two of this read.
     if (end === 0 && this.heldBytes > 0) end = this.seamEnd(chunk);
     if (end === 0) {
@@ -193,7 +185,7 @@ export function lastDataEvent(block: Buffer): Buffer | undefined {
     const closing = block[end - 1] === LF && block[end - 2] === CR ? 2 : 1;
     const start = lastEventEnd(block, end - closing - 1);
     const event = block.subarray(start, end);
-    if (hasData(event) && !event.subarray(0, DONE.length).equals(DONE)) return event;
+    if (hasData(event) && event.compare(DONE, 0, DONE.length, 0, Math.min(DONE.length, event.length)) !== 0) return event;
     end = start;
   }
   return undefined;

@@ -167,6 +167,35 @@ describe("an event that never ends costs work in proportion to its bytes", () =>
   });
 });
 
+describe("the chat relay on the block reader", () => {
+  const chunk = (content: string, finish: string | null = null) =>
+    `{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"${content}"},"finish_reason":${finish === null ? "null" : `"${finish}"`}}]}`;
+  const events = [chunk("a"), chunk("é€"), chunk("", "stop")];
+  const lf = events.map((data) => `data: ${data}\n\n`).join("");
+
+  async function relayed(reads: Buffer[]): Promise<string> {
+    const relay = await openEventRelay(
+      { body: bodyOf(reads), errorOf: () => undefined },
+      { provider: "p", timeoutMs: 1000, includeUsage: false, keepServiceTier: true, clientGone: () => false, classify: (error) => toUpstreamError(error, "p", 1000) },
+    );
+    let text = "";
+    for await (const frame of relay) text += frame;
+    return text;
+  }
+
+  it.each([
+    ["CR", events.map((data) => `data: ${data}\r\r`).join("")],
+    ["CRLF", events.map((data) => `data: ${data}\r\n\r\n`).join("")],
+    ["LF, CRLF and CR in turn", `data: ${events[0]}\n\ndata: ${events[1]}\r\n\r\ndata: ${events[2]}\r\r`],
+  ])("relays %s line ends as the same events, however the reads are cut", async (_name, stream) => {
+    const bytes = Buffer.from(stream);
+    const expected = `${lf}data: [DONE]\n\n`;
+    expect(await relayed([bytes])).toBe(expected);
+    for (let at = 1; at < bytes.length; at++) expect(await relayed([bytes.subarray(0, at), bytes.subarray(at)])).toBe(expected);
+    expect(await relayed([...bytes].map((byte) => Buffer.of(byte)))).toBe(expected);
+  });
+});
+
 describe("the limit counts bytes on every path", () => {
   const LIMIT = 1024;
   // 400 characters, 1,200 bytes: under the limit in UTF-16 units, over it in bytes.

@@ -141,10 +141,9 @@ class EventRelay {
   private parseFast(chunk: Buffer): BlockResult {
     const block = this.blocks.push(chunk);
     if (block === undefined) return NOTHING;
-    // Whole events only: a multi-byte character never straddles the cut.
-    const text = block.toString("utf8");
-    // From the first CR on, every block is read by the general parser (see the file's comment).
-    return this.blocks.sawCr ? this.parseEvents(wholeLines(text)) : this.relayBlock(text);
+    // Whole events only: a multi-byte character never straddles the cut, and the general parser
+    // (CR line ends: see the file's comment) holds nothing from one block to the next.
+    return this.relayBlock(wholeLines(block.toString("utf8")));
   }
 
   /**

@@ -211,8 +211,9 @@ describe("the limit counts bytes on every path", () => {
   });
 
   it("the chat relay, with CRLF line ends (read by the general parser)", async () => {
+    // A comment first, so that the stream's first read already has its CRs.
     const error = await openEventRelay(
-      { body: bodyOf(reads(wide.replaceAll("\n", "\r\n")), LIMIT), errorOf: () => undefined },
+      { body: bodyOf(reads(`: hi\r\n\r\n${wide.replaceAll("\n", "\r\n")}`), LIMIT), errorOf: () => undefined },
       { provider: "p", timeoutMs: 1000, includeUsage: false, keepServiceTier: true, clientGone: () => false, classify: (e) => toUpstreamError(e, "p", 1000) },
     ).catch((e: unknown) => e);
     expect(toUpstreamError(error, "p", 1000)).toEqual(tooLarge);

@@ -222,6 +222,22 @@ for (const transport of TRANSPORTS) {
       expect(failed).toBeInstanceOf(Error);
     });
 
+    it("a stream that ends cleanly before its terminal event is not a success: the SDK's responses.stream() gets the error event", async () => {
+      fake.next({ text: "one two three four", streamFailure: { afterEvents: 4, mode: "end" } });
+      const seen: string[] = [];
+      const stream = h.openai.responses.stream({ model: "openai/gpt-4.1", input: "x" });
+      const error = await (async () => {
+        for await (const event of stream) seen.push(event.type);
+      })().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(OpenAI.APIError);
+      expect((error as ApiError).message).toMatch(/openai: the upstream stream ended before its terminal event \(response\.completed/);
+      expect(seen).toHaveLength(4);
+      expect(seen).not.toContain("response.completed");
+    });
+
     it("a model of another provider gets 400 with no upstream call", async () => {
       const error = (await h.openai.responses.create({ model: "echo/echo-1", input: "x" }).catch((e: unknown) => e)) as ApiError;
       expect(error.status).toBe(400);

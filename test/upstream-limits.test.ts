@@ -57,6 +57,8 @@ beforeAll(async () => {
   const providers = {
     openai: { plugin: "provider-openai", base_url: `${fake.url}/v1`, api_key: "sk-upstream", models: ["gpt-4o-mini", "gpt-4.1"], timeout: "1s" },
     anthropic: { plugin: "provider-anthropic", base_url: fake.url, api_key: "sk-ant-upstream", models: ["claude-sonnet-4-5"], timeout: "1s" },
+    // No limit on the wait.
+    patient: { plugin: "provider-openai", base_url: `${fake.url}/v1`, api_key: "sk-upstream", models: ["gpt-4o-mini"], timeout: 0 },
   };
   subscribe(BODY_CHUNK, countChunk);
   h = await startHarness(testConfig(providers, { server: { upstream_body_limit: "256kb" }, responses: { provider: "openai" } }), "http", {
@@ -214,6 +216,16 @@ describe("server.upstream_body_limit", () => {
     await closedSoon();
   });
 
+  it("refuses a /v1/responses JSON reply over the limit that says its length before reading its body", async () => {
+    const body = responseJson(1024 * 1024);
+    fake.next({ contentType: JSON_TYPE, contentLength: Buffer.byteLength(body), head: body });
+    const error = await failure(h.openai.responses.create({ model: "openai/gpt-4.1", input: "hi" }));
+    expect(error.status).toBe(502);
+    expect(error.message).toMatch(NAMES_THE_LIMIT);
+    await closedSoon();
+    expect(received).toBeLessThan(LIMIT);
+  });
+
   it("ends a /v1/responses stream with its error event when an event outgrows the limit", async () => {
     fake.next({ contentType: SSE_TYPE, head: RESPONSE_CREATED_EVENT + RESPONSE_DELTA_HEAD, rest: { endless: true } });
     const stream = await h.openai.responses.create({ model: "openai/gpt-4.1", input: "hi", stream: true });
@@ -276,6 +288,37 @@ describe("timeout bounds the whole wait", () => {
     const { items, error } = await readStream(stream);
     expect(error).toBeUndefined();
     expect(items).toHaveLength(9);
+  });
+
+  it("does not take a keep-alive comment for a first event: a stream of comments only is a 504, on both relays", async () => {
+    // OpenRouter's keep-alives, every 100 ms for 3 s: never silent, never an event.
+    const keepAlives = () => ({ contentType: SSE_TYPE, head: ": OPENROUTER PROCESSING\n\n", rest: { paced: Array<string>(30).fill(": OPENROUTER PROCESSING\n\n"), everyMs: 100 } });
+    fake.next(keepAlives());
+    const responses = await failure(h.openai.responses.create({ model: "openai/gpt-4.1", input: "hi", stream: true }));
+    expect(responses.status).toBe(504);
+    expect(responses.code).toBe("upstream_timeout");
+    await closedSoon();
+    fake.requests.length = 0;
+    fake.next(keepAlives());
+    const chat = await failure(h.openai.chat.completions.create({ ...ask, stream: true }));
+    expect(chat.status).toBe(504);
+    await closedSoon();
+  });
+
+  it("ends a /v1/responses stream cut off mid-event with the error event, the half event dropped", async () => {
+    fake.next({ contentType: SSE_TYPE, head: RESPONSE_CREATED_EVENT + RESPONSE_DELTA_HEAD + "half-ev", rest: { end: true } });
+    const stream = await h.openai.responses.create({ model: "openai/gpt-4.1", input: "hi", stream: true });
+    const { items, error } = await readStream(stream);
+    expect(items).toMatchObject([{ type: "response.created" }]);
+    expect(error).toBeInstanceOf(OpenAI.APIError);
+    expect((error as Error).message).toMatch(/openai: the upstream stream ended before its terminal event/);
+  });
+
+  it("takes a timeout of 0 as no limit: a JSON reply that takes longer than a second is answered", async () => {
+    const body = chatCompletionJson(10);
+    fake.next({ contentType: JSON_TYPE, head: body.slice(0, 40), rest: { paced: [body.slice(40)], everyMs: 1_500 } });
+    const completion = await h.openai.chat.completions.create({ ...ask, model: "patient/gpt-4o-mini" });
+    expect(completion.choices[0]?.message.content).toHaveLength(10);
   });
 
   it("still ends a stream that stalls after its first event with the 504 error event", async () => {

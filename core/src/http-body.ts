@@ -2,68 +2,12 @@
  * The body of an upstream reply, fed by undici's dispatcher callbacks: chunks go into a queue that
  * async iteration and `text()` read. Lighter than undici's `BodyReadable` (a Node Readable, with
  * its events, buffer list and promise per layer): a small JSON reply that arrived in one socket read
- * costs its `text()` one `toString` and one resolved promise.
+ * costs its `text()` one `toString` and one resolved promise. What a reader may call is `HttpBody`
+ * (`http-client.ts`).
  */
-
-/**
- * A reply body, as `HttpClient.request` gives it. A Node `Readable` with `text()` and `json()`
- * added (what `replyBody()` and test fakes return) satisfies it too.
- * @example
- * for await (const chunk of res.body) process(chunk); // or: const data = await res.body.json();
- */
-export interface HttpBody extends AsyncIterable<Buffer> {
-  /** The whole body (or what is left of it), decoded as UTF-8. */
-  text(): Promise<string>;
-  /** The whole body parsed as JSON. */
-  json(): Promise<unknown>;
-  /** Stops reading; aborts the upstream request if its reply is not complete yet. */
-  destroy(error?: Error): void;
-  /** True once the body is released: destroyed, failed, or read to its end. */
-  readonly destroyed: boolean;
-  /**
-   * The most a reader may hold of this body at once, in bytes: its whole `text()`, one SSE event
-   * (`server.upstream_body_limit`). Unset on a body that is not an upstream's: then
-   * `DEFAULT_UPSTREAM_BODY_LIMIT` (`bufferLimitOf`).
-   */
-  readonly bufferLimit?: number;
-  /**
-   * Says the reply is a stream under way: its first event has been read. Until then the call's
-   * timeout bounds the whole wait (headers and body); from then on it bounds each gap between
-   * chunks only. The core's SSE readers call it; a plugin that parses a stream itself calls it
-   * after the first event, or its stream is cut at the timeout. Absent on bodies made in process.
-   */
-  markStreaming?(): void;
-}
-
-/** The default of `server.upstream_body_limit`: 64 MiB. */
-export const DEFAULT_UPSTREAM_BODY_LIMIT = 64 * 1024 * 1024;
-
-/** What a reader of `body` may buffer at once (see `HttpBody.bufferLimit`). */
-export function bufferLimitOf(body: HttpBody): number {
-  return body.bufferLimit ?? DEFAULT_UPSTREAM_BODY_LIMIT;
-}
-
-/** The `code` of an `UpstreamBodyTooLarge`. */
-export const UPSTREAM_BODY_TOO_LARGE = "MODELMUX_UPSTREAM_BODY_TOO_LARGE";
-
-/**
- * A reply, or one event of a stream, outgrew `server.upstream_body_limit`: its reader stopped and
- * the request was cancelled. `toUpstreamError` makes it a 502 naming the provider and the limit.
- * Matched by its `code`, as undici's errors are.
- */
-export class UpstreamBodyTooLarge extends Error {
-  readonly code = UPSTREAM_BODY_TOO_LARGE;
-
-  constructor(
-    /** The limit in bytes. */
-    readonly limit: number,
-    /** What outgrew it: a whole reply read as text, or one event of a stream. */
-    readonly part: "reply" | "event",
-  ) {
-    super(`The upstream sent ${part === "event" ? "an event" : "a reply"} larger than ${limit} bytes (server.upstream_body_limit).`);
-    this.name = "UpstreamBodyTooLarge";
-  }
-}
+import type { HttpBody } from "./http-client.ts";
+import { UpstreamBodyTooLarge } from "./upstream-body-limit.ts";
+import { promiseOn, type Settlers } from "./utils/promise-on.ts";
 
 /** What a body needs from the request it belongs to. */
 export interface BodySource {
@@ -71,7 +15,7 @@ export interface BodySource {
   pull(): void;
   /** The reader went away before the reply was complete: cancel the request. */
   cancel(reason: Error): void;
-  /** The reader has the stream's first event (`HttpBody.markStreaming`). */
+  /** The whole-wait bound is over: the reader has a stream's first event, or its first chunk (`HttpBody.keepDeadline`). */
   streaming(): void;
   /** The reply's `content-length`, when it sent one. */
   declaredLength(): number | undefined;
@@ -97,31 +41,6 @@ const DONE_PROMISE = Promise.resolve(DONE);
 /** The abort a body or request reports when its reader or caller went away: what an `AbortSignal` gives. */
 export function abortError(): Error {
   return new DOMException("This operation was aborted", "AbortError");
-}
-
-/** Settle functions of a promise, kept on the object that will settle it. */
-export interface Settlers<T> {
-  resolve: ((value: T) => void) | undefined;
-  reject: ((error: unknown) => void) | undefined;
-}
-
-let capturing: Settlers<never> | undefined;
-
-function capture(resolve: (value: never) => void, reject: (error: unknown) => void): void {
-  capturing!.resolve = resolve;
-  capturing!.reject = reject;
-}
-
-/**
- * A new promise whose settle functions are stored on `holder`. The executor is one module-level
- * function (it runs synchronously), so no closure is made per promise; `Promise.withResolvers`
- * needs Node 22.
- */
-export function promiseOn<T>(holder: Settlers<T>): Promise<T> {
-  capturing = holder as Settlers<never>;
-  const promise = new Promise<T>(capture);
-  capturing = undefined;
-  return promise;
 }
 
 /** Bodies whose waiting read gets its chunks at the end of the current microtask checkpoint. */
@@ -159,15 +78,21 @@ export class StreamedBody implements HttpBody, AsyncIterator<Buffer, undefined> 
   private queued = 0;
   /** `push` returned false: the source waits for `pull`. */
   private paused = false;
-  /** A `text()` is waiting for the end: keep everything, never pause. */
+  /** A `text()` or `bytes()` is waiting for the end: keep everything, never pause. */
   private collecting = false;
+  /** What the waiting `whole` gets: text (`text()`) or bytes (`bytes()`). */
+  private wholeAsText = true;
+  /** The reader ends the whole-wait bound itself (`keepDeadline`). */
+  private deadlineKept = false;
+  /** A chunk has been handed to an iterating reader. */
+  private started = false;
   /** In `toDeliver`. */
   private delivering = false;
   private error: unknown;
   /** A read waiting for the next chunk. */
   private read: Settlers<IteratorResult<Buffer, undefined>> = { resolve: undefined, reject: undefined };
-  /** A `text()` waiting for the end; made only then. */
-  private whole: Settlers<string> | undefined;
+  /** A `text()` or `bytes()` waiting for the end; made only then. */
+  private whole: Settlers<string | Buffer> | undefined;
 
   constructor(
     private readonly source: BodySource,
@@ -206,7 +131,7 @@ export class StreamedBody implements HttpBody, AsyncIterator<Buffer, undefined> 
     this.settleRead();
     this.whole = undefined;
     read?.(DONE);
-    whole?.(this.take().toString("utf8"));
+    whole?.(this.wholeAsText ? this.take().toString("utf8") : this.take());
   }
 
   /** The reply broke off: a waiting read or `text()` rejects with `error`, or the next one will. */
@@ -228,6 +153,7 @@ export class StreamedBody implements HttpBody, AsyncIterator<Buffer, undefined> 
     this.settleRead();
     const chunk = this.take();
     if (this.paused) this.resume();
+    if (!this.started) this.start();
     resolve({ done: false, value: chunk });
   }
 
@@ -246,6 +172,7 @@ export class StreamedBody implements HttpBody, AsyncIterator<Buffer, undefined> 
     if (this.queue.length > 0) {
       const chunk = this.take();
       if (this.paused) this.resume();
+      if (!this.started) this.start();
       return Promise.resolve({ done: false, value: chunk });
     }
     switch (this.state) {
@@ -268,11 +195,22 @@ export class StreamedBody implements HttpBody, AsyncIterator<Buffer, undefined> 
 
   /** Rejects with an `UpstreamBodyTooLarge`, at once, for a body that is or says it is over `bufferLimit`. */
   text(): Promise<string> {
+    return this.collect(true) as Promise<string>;
+  }
+
+  /** `text()`'s bytes, undecoded: for a reply passed on as it came. */
+  bytes(): Promise<Buffer> {
+    return this.collect(false) as Promise<Buffer>;
+  }
+
+  private collect(asText: boolean): Promise<string | Buffer> {
     switch (this.state) {
-      case COMPLETE:
+      case COMPLETE: {
         this.state = RELEASED;
         if (this.queued > this.bufferLimit) return Promise.reject(this.tooLarge());
-        return Promise.resolve(this.queue.length > 0 ? this.take().toString("utf8") : "");
+        const bytes = this.take();
+        return Promise.resolve(asText ? bytes.toString("utf8") : bytes);
+      }
       case FAILED:
         this.state = RELEASED;
         return Promise.reject(this.error);
@@ -287,14 +225,19 @@ export class StreamedBody implements HttpBody, AsyncIterator<Buffer, undefined> 
       return Promise.reject(error);
     }
     this.collecting = true;
+    this.wholeAsText = asText;
     this.whole = { resolve: undefined, reject: undefined };
-    const text = promiseOn(this.whole);
+    const whole = promiseOn(this.whole);
     if (this.paused) this.resume();
-    return text;
+    return whole;
   }
 
   json(): Promise<unknown> {
     return this.text().then(parseJson);
+  }
+
+  keepDeadline(): void {
+    this.deadlineKept = true;
   }
 
   markStreaming(): void {
@@ -327,6 +270,12 @@ export class StreamedBody implements HttpBody, AsyncIterator<Buffer, undefined> 
     this.error = error;
     this.rejectWaiting(error);
     this.source.cancel(error);
+  }
+
+  /** The first chunk went to an iterating reader: unless it keeps the deadline, the whole-wait bound ends. */
+  private start(): void {
+    this.started = true;
+    if (!this.deadlineKept && this.state === OPEN) this.source.streaming();
   }
 
   /** Every queued chunk, as one buffer; the queue array is kept for reuse. */

@@ -7,11 +7,12 @@
  */
 import { Agent, UndiciError } from "./undici-parts.ts";
 import { ModelmuxError, upstreamError, upstreamTimeout } from "./errors.ts";
-import { DEFAULT_UPSTREAM_BODY_LIMIT, UPSTREAM_BODY_TOO_LARGE, type HttpBody, type UpstreamBodyTooLarge } from "./http-body.ts";
+import { MAX_TIMER_MS } from "./config/units.ts";
 import { abortReasonOf, DEADLINE_CODE, DispatchedRequest } from "./http-dispatch.ts";
 import type { AbortHook } from "./http/abort-hook.ts";
+import { DEFAULT_UPSTREAM_BODY_LIMIT, UPSTREAM_BODY_TOO_LARGE, type UpstreamBodyTooLarge } from "./upstream-body-limit.ts";
 
-export { bufferLimitOf, DEFAULT_UPSTREAM_BODY_LIMIT, UpstreamBodyTooLarge, type HttpBody } from "./http-body.ts";
+export { bufferLimitOf, DEFAULT_UPSTREAM_BODY_LIMIT, UpstreamBodyTooLarge } from "./upstream-body-limit.ts";
 export type { AbortHook, AbortListener } from "./http/abort-hook.ts";
 
 export interface HttpRequest {
@@ -28,12 +29,57 @@ export interface HttpRequest {
   abort?: AbortHook;
   /**
    * The call's timeout: from sending the request until its reply is complete, or, for a stream,
-   * until its reader has the first event (`HttpBody.markStreaming`); from then on, the longest gap
-   * between body chunks. Default 10 minutes.
+   * until its reader has the first event (`HttpBody.markStreaming`; for a reader that parses the
+   * body its own way, the first chunk: `HttpBody.keepDeadline`); from then on, the longest gap
+   * between body chunks. 0 is no limit. Default 10 minutes.
    */
   timeoutMs?: number;
   /** Names the provider in timeout and connection errors. */
   provider?: string;
+}
+
+/**
+ * A reply body, as `HttpClient.request` gives it. A Node `Readable` with `text()` and `json()`
+ * added (what `replyBody()` and test fakes return) satisfies it too.
+ * @example
+ * for await (const chunk of res.body) process(chunk); // or: const data = await res.body.json();
+ */
+export interface HttpBody extends AsyncIterable<Buffer> {
+  /** The whole body (or what is left of it), decoded as UTF-8. */
+  text(): Promise<string>;
+  /** The whole body parsed as JSON. */
+  json(): Promise<unknown>;
+  /**
+   * The whole body (or what is left of it) as bytes, with the same limit and timeout as `text()`.
+   * Absent on bodies made in process: read those by iteration.
+   */
+  bytes?(): Promise<Buffer>;
+  /** Stops reading; aborts the upstream request if its reply is not complete yet. */
+  destroy(error?: Error): void;
+  /** True once the body is released: destroyed, failed, or read to its end. */
+  readonly destroyed: boolean;
+  /**
+   * The most a reader may hold of this body at once, in bytes: its whole `text()`, one SSE event
+   * (`server.upstream_body_limit`). Unset on a body that is not an upstream's: then
+   * `DEFAULT_UPSTREAM_BODY_LIMIT` (`bufferLimitOf`).
+   */
+  readonly bufferLimit?: number;
+  /**
+   * Says this reader ends the call's whole-wait timeout itself: with `markStreaming` once it has a
+   * stream's first event, or never (a whole reply read by iteration). Call it before the first
+   * read. Without it, the first chunk read by iteration ends that bound, so a plugin that parses a
+   * stream its own way (NDJSON, its own SSE parser) is never cut at `timeout` mid-stream; the
+   * core's readers (`readSseEvents`, the relays) call it, so that a stream that sends only
+   * comments, or drips its first event, still gets its 504. Absent on bodies made in process.
+   */
+  keepDeadline?(): void;
+  /**
+   * Says the reply is a stream under way: its first event has been read. Until then (for a reader
+   * that called `keepDeadline`, and for `text()`/`bytes()`) the call's timeout bounds the whole
+   * wait, headers and body; from then on it bounds each gap between chunks only. Absent on bodies
+   * made in process.
+   */
+  markStreaming?(): void;
 }
 
 export interface HttpResponse {
@@ -181,6 +227,8 @@ export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
         return Promise.reject(toRequestFailure(error, req, timeoutMs));
       }
       const handler = new DispatchedRequest(req, timeoutMs, bufferLimit, toRequestFailure);
+      // 0 turns undici's timers off too; past what a timer holds, they would fire at once.
+      const partTimeout = Math.min(timeoutMs, MAX_TIMER_MS);
       // Never throws: undici reports every failure, even of the options, to `handler.onError`.
       agent.dispatch(
         {
@@ -190,8 +238,8 @@ export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
           headers: req.headers,
           body: req.body,
           // The handler's deadline bounds the whole wait; these bound each part of it, as before.
-          headersTimeout: timeoutMs,
-          bodyTimeout: timeoutMs,
+          headersTimeout: partTimeout,
+          bodyTimeout: partTimeout,
         },
         handler,
       );

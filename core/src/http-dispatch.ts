@@ -6,23 +6,24 @@
  * deadline — so the hot path makes no closure, no Readable and no promise per layer.
  *
  * The deadline (README, `timeout`): one timer per request, from its dispatch until the reply is
- * complete or, for a stream, until its reader has the first event (`HttpBody.markStreaming`).
+ * complete or, for a stream, until its reader has the first event (`HttpBody.markStreaming`), or
+ * the first chunk for a reader that parses the body its own way (`HttpBody.keepDeadline`).
  * undici's own timers bound each wait on its own (the headers; each gap between body chunks),
  * which an upstream that drips a byte at a time never trips; the deadline bounds the whole wait.
- * When it passes, the request is cancelled, which closes its connection.
+ * When it passes, the request is cancelled, which closes its connection. A timeout of 0 is no
+ * limit: no deadline, and undici's timers are off too.
  */
 import type { Dispatcher } from "undici";
-import { abortError, promiseOn, StreamedBody, type BodySource, type HttpBody, type Settlers } from "./http-body.ts";
-import type { AbortListener, HttpRequest, HttpResponse } from "./http-client.ts";
+import { MAX_TIMER_MS } from "./config/units.ts";
+import { abortError, StreamedBody, type BodySource } from "./http-body.ts";
+import type { AbortListener, HttpBody, HttpRequest, HttpResponse } from "./http-client.ts";
+import { promiseOn, type Settlers } from "./utils/promise-on.ts";
 
 /** Turns a failure before the reply's headers into what the caller's promise rejects with. */
 export type RequestFailureMapper = (error: unknown, request: HttpRequest, timeoutMs: number) => unknown;
 
 /** The code of the error a request fails with when its deadline passes; `toUpstreamError` makes it a 504. */
 export const DEADLINE_CODE = "MODELMUX_UPSTREAM_DEADLINE";
-
-/** Node's timers take at most this many ms; a longer timeout is as good as none. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 function passDeadline(request: DispatchedRequest): void {
   request.expire();
@@ -86,7 +87,7 @@ export class DispatchedRequest implements Dispatcher.DispatchHandler, AbortListe
   private deadline: NodeJS.Timeout | undefined;
   /** The deadline passed before undici gave us a way to cancel the request. */
   private expired: Error | undefined;
-  private rawHeaders: Buffer[] | undefined;
+  private reply: DispatchedReply | undefined;
 
   constructor(
     private readonly request: HttpRequest,
@@ -95,7 +96,8 @@ export class DispatchedRequest implements Dispatcher.DispatchHandler, AbortListe
     private readonly mapFailure: RequestFailureMapper,
   ) {
     this.response = promiseOn(this);
-    this.deadline = setTimeout(passDeadline, Math.min(timeoutMs, MAX_TIMER_MS), this);
+    // A longer timeout than a timer holds is as good as none.
+    if (timeoutMs > 0) this.deadline = setTimeout(passDeadline, Math.min(timeoutMs, MAX_TIMER_MS), this);
   }
 
   onConnect(abort: (error?: Error) => void): void {
@@ -113,12 +115,12 @@ export class DispatchedRequest implements Dispatcher.DispatchHandler, AbortListe
   onHeaders(status: number, rawHeaders: Buffer[], resume: () => void): boolean {
     if (status < 200) return true; // 1xx: the reply is still to come
     this.resumeReading = resume;
-    this.rawHeaders = rawHeaders;
     const body = new StreamedBody(this, this.bufferLimit);
     this.body = body;
+    this.reply = new DispatchedReply(status, rawHeaders, body);
     const resolve = this.resolve!;
     this.resolve = this.reject = undefined;
-    resolve(new DispatchedReply(status, rawHeaders, body));
+    resolve(this.reply);
     return true;
   }
 
@@ -166,16 +168,9 @@ export class DispatchedRequest implements Dispatcher.DispatchHandler, AbortListe
   }
 
   declaredLength(): number | undefined {
-    const raw = this.rawHeaders;
-    if (raw === undefined) return undefined;
-    for (let i = 0; i + 1 < raw.length; i += 2) {
-      const name = raw[i]!;
-      if (name.length === 14 && name.toString("latin1").toLowerCase() === "content-length") {
-        const length = Number(raw[i + 1]!.toString("latin1"));
-        return Number.isFinite(length) ? length : undefined;
-      }
-    }
-    return undefined;
+    const value = this.reply?.headers["content-length"];
+    const length = typeof value === "string" ? Number(value) : NaN;
+    return Number.isFinite(length) ? length : undefined;
   }
 
   /** The deadline passed: the request fails as undici's own timeouts fail it, and its connection is closed. */

@@ -1,17 +1,21 @@
 /**
- * Reading Server-Sent Events from an upstream reply body, for provider plugins. Parsing is done by
- * eventsource-parser on the body's chunks directly (async iteration only): no web streams.
+ * Reading Server-Sent Events from an upstream reply body, for provider plugins. The body's reads
+ * are cut into whole events (`sse-blocks.ts`, which holds an incomplete event to the limit in
+ * bytes), and each block is parsed by eventsource-parser (async iteration only): no web streams.
  */
 import { createParser, type EventSourceMessage, type ParseError } from "eventsource-parser";
-import { StringDecoder } from "node:string_decoder";
-import { bufferLimitOf, UpstreamBodyTooLarge, type HttpBody } from "./http-body.ts";
+import type { HttpBody } from "./http-client.ts";
+import { SseBlocks } from "./sse-blocks.ts";
+import { bufferLimitOf, UpstreamBodyTooLarge } from "./upstream-body-limit.ts";
 
 export type { EventSourceMessage };
 
 /**
  * The `onError` of an eventsource-parser whose `maxBufferSize` is `limit` (a body's
  * `bufferLimitOf`): an event past it ends the stream with an `UpstreamBodyTooLarge` (502 naming
- * `server.upstream_body_limit`); other (field) errors are ignored, as the SSE spec says.
+ * `server.upstream_body_limit`); other (field) errors are ignored, as the SSE spec says. The
+ * parser counts UTF-16 units, never more than the bytes they came from: fed whole events cut by
+ * `SseBlocks`, which holds an event to the limit in bytes, it is a backstop that never fires first.
  */
 export function eventSizeGuard(limit: number): (error: ParseError) => void {
   return throwIfTooLarge.bind(limit);
@@ -22,9 +26,9 @@ function throwIfTooLarge(this: number, error: ParseError): void {
 }
 
 /**
- * Yields each event of an SSE body as it arrives. An event over the body's `bufferLimit` ends it
- * with an `UpstreamBodyTooLarge`; once the first event is read, the call's timeout bounds only the
- * gaps between chunks (`HttpBody.markStreaming`).
+ * Yields each event of an SSE body as it arrives. An event over the body's `bufferLimit` (in bytes)
+ * ends it with an `UpstreamBodyTooLarge`; once the first event is read (a comment is not one), the
+ * call's timeout bounds only the gaps between chunks (`HttpBody.markStreaming`).
  * @example
  * for await (const { event, data } of readSseEvents(res.body)) if (data !== "[DONE]") handle(JSON.parse(data));
  */
@@ -44,12 +48,12 @@ export async function* readSseEventBatches(body: HttpBody): AsyncGenerator<Event
   const limit = bufferLimitOf(body);
   // No closures made per body: under tsx every named function made costs a `defineProperty`.
   const parser = createParser({ maxBufferSize: limit, onEvent: pending.push.bind(pending), onError: eventSizeGuard(limit) });
-  // Decoded here, not by the body; StringDecoder keeps a multi-byte character that is split across
-  // two chunks whole. (A test's Readable may yield strings.)
-  const decoder = new StringDecoder("utf8");
+  const blocks = new SseBlocks(limit);
   // Pulled by hand: `for await` would call `return()`, destroying the body, when the loop is left
   // early; see `release`.
   const chunks: AsyncIterator<Buffer | string> = body[Symbol.asyncIterator]();
+  // The first event, not the first chunk, ends the call's whole-wait timeout.
+  body.keepDeadline?.();
   // True while a read is awaited and after the body ended or failed: then there is nothing to release.
   let settled = false;
   let started = false;
@@ -59,11 +63,14 @@ export async function* readSseEventBatches(body: HttpBody): AsyncGenerator<Event
       const step = await chunks.next();
       if (step.done === true) break;
       settled = false;
+      // A test's Readable may yield strings.
       const chunk = step.value;
       try {
-        parser.feed(typeof chunk === "string" ? chunk : decoder.write(chunk));
+        const block = blocks.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
+        // Whole events: no multi-byte character straddles the cut.
+        if (block !== undefined) parser.feed(wholeLines(block.toString("utf8")));
       } catch (error) {
-        // An event outgrew the limit (`eventSizeGuard`): nothing more is read.
+        // An event outgrew the limit: nothing more is read.
         settled = true;
         body.destroy();
         throw error;
@@ -81,6 +88,16 @@ export async function* readSseEventBatches(body: HttpBody): AsyncGenerator<Event
   } finally {
     if (!settled) void release(chunks, body);
   }
+}
+
+/**
+ * Whole events' text for eventsource-parser. A block may end in a lone CR (a CR line end), which
+ * the parser keeps until it sees whether an LF follows, so the block's last event would wait for
+ * the next read: an LF makes it a CRLF, the same line end. An LF that does follow in the next read
+ * is then an empty line, which dispatches nothing.
+ */
+export function wholeLines(text: string): string {
+  return text.charCodeAt(text.length - 1) === 13 ? `${text}\n` : text;
 }
 
 /**

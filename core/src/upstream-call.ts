@@ -5,7 +5,7 @@
  * and reply mapping, and how an error body reads (`toError`).
  */
 import { upstreamError, type ModelmuxError } from "./errors.ts";
-import { UPSTREAM_BODY_TOO_LARGE } from "./http-body.ts";
+import { UPSTREAM_BODY_TOO_LARGE } from "./upstream-body-limit.ts";
 import { toBodyReadError, type HttpRequest, type HttpResponse } from "./http-client.ts";
 import type { PluginContext, ProviderCall } from "./plugin.ts";
 import { findExcessNestingInText, MAX_UPSTREAM_DEPTH } from "./utils/json-nesting.ts";

@@ -9,7 +9,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo, Socket } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ModelmuxError } from "../src/errors.ts";
-import { UPSTREAM_BODY_TOO_LARGE } from "../src/http-body.ts";
+import { UPSTREAM_BODY_TOO_LARGE } from "../src/upstream-body-limit.ts";
 import { createHttpClient, headerValue, toBodyReadError, type AbortHook, type AbortListener, type HttpBody, type HttpRequest } from "../src/http-client.ts";
 import { readSseEventBatches } from "../src/sse-parse.ts";
 
@@ -101,8 +101,10 @@ function startUpstream() {
       };
       return writeMore();
     }
+    if (path === "/headers-only") return void res.writeHead(200, { "content-type": "text/event-stream" }).flushHeaders();
+    if (path === "/slow-json") return void setTimeout(() => res.writeHead(200, { "content-type": "application/json" }).end('{"late":true}'), 200);
     if (path.startsWith("/drip")) {
-      // `/drip`: a JSON body a byte every 50 ms; `/drip-sse`: an SSE event every 100 ms, 15 in all.
+      // `/drip`: a JSON body a byte every 50 ms; `/drip-sse`: an SSE event every 200 ms, 15 in all (3 s).
       const sse = path === "/drip-sse";
       res.writeHead(200, { "content-type": sse ? "text/event-stream" : "application/json" }).flushHeaders();
       const parts = sse ? Array.from({ length: 15 }, (_, i) => sseEvent(i)) : [...`{"text":"${"a".repeat(200)}"}`];
@@ -111,7 +113,7 @@ function startUpstream() {
         if (i < parts.length) return void res.write(parts[i++]);
         clearInterval(timer);
         res.end();
-      }, sse ? 100 : 50);
+      }, sse ? 200 : 50);
       return void res.on("close", () => clearInterval(timer));
     }
     if (path === "/stall-body") return void res.writeHead(200, { "content-type": "application/json" }).write('{"partial":');
@@ -479,7 +481,8 @@ describe("the limit on what is buffered of a reply (server.upstream_body_limit)"
 });
 
 describe("the timeout bounds the whole wait (README: timeout)", () => {
-  const TIMEOUT = 500;
+  // Generous beside the upstream's pace: its gaps are 200 ms at most, a tenth of it.
+  const TIMEOUT = 2_000;
   const getQuick = (path: string) => get(path, { timeoutMs: TIMEOUT });
   const expectTimeout = (error: unknown) => expect(toBodyReadError(error, "acme", TIMEOUT)).toMatchObject({ status: 504, code: "upstream_timeout" });
 
@@ -487,12 +490,13 @@ describe("the timeout bounds the whole wait (README: timeout)", () => {
     const started = Date.now();
     expectTimeout(await rejection((await getQuick("/drip")).body.text()));
     // The drip takes 10 s to the end; the cut comes at the timeout, give or take a loaded machine.
-    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(Date.now() - started).toBeLessThan(8_000);
     expect(await within(upstream.seen[0]!.closedEarly, 1_000)).toBe(true);
   });
 
-  it("cuts a body read by iteration whose reader never marks a stream under way", async () => {
+  it("cuts a body read by iteration whose reader keeps the deadline and never marks a stream under way", async () => {
     const res = await getQuick("/drip");
+    res.body.keepDeadline!();
     expectTimeout(
       await rejection(
         (async () => {
@@ -507,5 +511,30 @@ describe("the timeout bounds the whole wait (README: timeout)", () => {
     const data: string[] = [];
     for await (const batch of readSseEventBatches((await getQuick("/drip-sse")).body)) for (const event of batch) data.push(event.data);
     expect(data).toHaveLength(15);
+  });
+
+  it("a reader that parses the body its own way (no keepDeadline) ends the bound at its first chunk: its stream is not cut at the timeout", async () => {
+    // A plugin's own NDJSON or SSE parser, which never calls markStreaming.
+    let text = "";
+    for await (const chunk of (await getQuick("/drip-sse")).body) text += chunk.toString("utf8");
+    expect(text.split("\n\n").filter(Boolean)).toHaveLength(15);
+  });
+
+  it("still bounds that reader's wait for the headers and for its first chunk", async () => {
+    expect(await rejection(get("/hang", { timeoutMs: 300 }))).toMatchObject({ status: 504, code: "upstream_timeout" });
+    const res = await get("/headers-only", { timeoutMs: 300 });
+    const error = await rejection(
+      (async () => {
+        for await (const _ of res.body);
+      })(),
+    );
+    expect(toBodyReadError(error, "acme", 300)).toMatchObject({ status: 504, code: "upstream_timeout" });
+  });
+
+  it("a timeout of 0 is no limit: a reply that takes its time is read, by text() and by a stream reader", async () => {
+    expect(await (await get("/slow-json", { timeoutMs: 0 })).body.json()).toEqual({ late: true });
+    const data: string[] = [];
+    for await (const batch of readSseEventBatches((await get("/sse-one-read", { timeoutMs: 0 })).body)) for (const event of batch) data.push(event.data);
+    expect(data).toHaveLength(21);
   });
 });

@@ -20,6 +20,7 @@ async function relay(parts: Array<string | Buffer>, failWith?: Error, bufferLimi
   const ended: Array<Usage | undefined> = [];
   const errors: unknown[] = [];
   const options: RelayOptions = {
+    provider: "openai",
     classify: (error) => (error === failWith ? upstreamTimeout("openai", 1000) : toUpstreamError(error, "openai", 1000)),
     clientGone: () => false,
     onEnd: (usage) => ended.push(usage),
@@ -72,9 +73,47 @@ describe("openSseRelay", () => {
     expect(ended[0]).toEqual({ prompt_tokens: 7, completion_tokens: 5, total_tokens: 12 });
   });
 
-  it("a stream without a terminal event ends with no usage", async () => {
-    const { ended } = await relay([delta("x")]);
-    expect(ended).toEqual([undefined]);
+  it("a stream that ends cleanly without its terminal event ends with the error event, its half event dropped", async () => {
+    const half = delta("half-event").slice(0, -6);
+    const { text, ended, errors } = await relay([delta("x"), delta("y") + half]);
+    expect(ended).toEqual([]);
+    expect(errors).toMatchObject([{ status: 502, code: "upstream_error", message: expect.stringContaining("openai: the upstream stream ended before its terminal event") }]);
+    expect(text.startsWith(delta("x") + delta("y") + "event: error\ndata: ")).toBe(true);
+    expect(text).not.toContain("half-ev");
+  });
+
+  it("a stream whose last event is a failure or an error event is whole; a [DONE] or a comment after it changes nothing", async () => {
+    const failed = `event: response.failed\ndata: ${JSON.stringify({ type: "response.failed", response: { id: "r", status: "failed", usage: null } })}\n\n`;
+    const error = `event: error\ndata: ${JSON.stringify({ type: "error", code: "server_error", message: "boom", param: null })}\n\n`;
+    for (const last of [failed, error, completed() + "data: [DONE]\n\n", completed() + ": bye\n\n"]) {
+      const { text, ended, errors } = await relay([delta("x"), last]);
+      expect(errors).toEqual([]);
+      expect(ended).toHaveLength(1);
+      expect(text).toBe(delta("x") + last);
+    }
+  });
+
+  it("a comment is not a first event: comments go out with the first event, and a body of comments only is a 502", async () => {
+    const keepAlive = ": OPENROUTER PROCESSING\n\n";
+    const { out, text } = await relay([keepAlive, keepAlive, delta("x") + completed()]);
+    expect(out[0]!.toString()).toBe(keepAlive + keepAlive + delta("x") + completed());
+    expect(text).toBe(keepAlive + keepAlive + delta("x") + completed());
+    const only = await relay([keepAlive, keepAlive]);
+    expect(only.out).toEqual([]);
+    expect(only.thrown).toMatchObject({ status: 502, message: expect.stringContaining("carried no events") });
+  });
+
+  it("reads CR-only line ends, and a blank line split across reads", async () => {
+    const stream = (delta("a") + completed()).replaceAll("\n", "\r");
+    for (const size of [1, 2, 5]) {
+      const bytes = Buffer.from(stream);
+      const parts: Buffer[] = [];
+      for (let i = 0; i < bytes.length; i += size) parts.push(bytes.subarray(i, i + size));
+      const { text, ended, errors } = await relay(parts);
+      expect(errors).toEqual([]);
+      expect(text).toBe(stream);
+      expect(ended[0]?.total_tokens).toBe(12);
+    }
   });
 
   it("on a mid-event failure, drops the half event and sends one error event in the envelope", async () => {

@@ -18,13 +18,13 @@
  * multi-line data) is read by eventsource-parser instead, event by event, with the same rules.
  */
 import { createParser, type EventSourceMessage } from "eventsource-parser";
-import { StringDecoder } from "node:string_decoder";
 import { toModelmuxError, upstreamError } from "../errors.ts";
-import { bufferLimitOf, UpstreamBodyTooLarge } from "../http-body.ts";
 import { toBodyReadError } from "../http-client.ts";
 import type { ChatEventStream } from "../plugin.ts";
-import { eventSizeGuard } from "../sse-parse.ts";
+import { SseBlocks } from "../sse-blocks.ts";
+import { eventSizeGuard, wholeLines } from "../sse-parse.ts";
 import type { ChatStreamItem, Usage } from "../types/chat.ts";
+import { bufferLimitOf } from "../upstream-body-limit.ts";
 import { sseData } from "../utils/sse-write.ts";
 import { ChunkScanner, unfinishedStream, unreadableEvent } from "./chunk-check.ts";
 import { removeServiceTier } from "./service-tier.ts";
@@ -55,8 +55,8 @@ export interface EventRelayOptions {
 }
 
 const DONE_FRAME = "data: [DONE]\n\n";
-const LF2 = Buffer.from("\n\n");
-const CR = 13;
+/** What a read that completes no event gives. */
+const NOTHING: BlockResult = Object.freeze({ text: "", done: false });
 
 /** An error payload always has the token `"error"`; in a chunk's text its quotes would be escaped. `rror"` is searched first: its first letter is rarer. */
 const MAY_BE_ERROR_TAIL = 'rror"';
@@ -75,10 +75,8 @@ interface BlockResult {
 
 class EventRelay {
   private readonly reader: AsyncIterator<Buffer>;
-  /** Bytes of an event not yet complete. */
-  private held: Buffer | undefined;
-  /** Set once the body is read as text by the general parser (CR line ends: see the file's comment). */
-  private decoder: StringDecoder | undefined;
+  /** The body's reads cut into whole events; holds an event not yet complete, to the limit. */
+  private readonly blocks: SseBlocks;
   private parser: ReturnType<typeof createParser> | undefined;
   private parsed: EventSourceMessage[] = [];
   private events = 0;
@@ -98,6 +96,9 @@ class EventRelay {
     private readonly options: EventRelayOptions,
   ) {
     this.reader = stream.body[Symbol.asyncIterator]();
+    this.blocks = new SseBlocks(bufferLimitOf(stream.body));
+    // The first event, not the first chunk, ends the call's whole-wait timeout (`openEventRelay`).
+    stream.body.keepDeadline?.();
     this.scanner = new ChunkScanner(options.choices);
   }
 
@@ -132,26 +133,17 @@ class EventRelay {
         if (this.events === 0) throw upstreamError(`${this.options.provider}: the reply to a streamed request carried no events.`);
         return { text: "", done: true };
       }
-      const result = this.decoder ? this.parseText(value) : this.parseFast(value);
+      const result = this.parseFast(value);
       if (result.done || result.text !== "") return result;
     }
   }
 
   private parseFast(chunk: Buffer): BlockResult {
-    if (chunk.indexOf(CR) >= 0) return this.switchToParser(chunk);
-    const bytes = this.held ? Buffer.concat([this.held, chunk]) : chunk;
-    const end = bytes.lastIndexOf(LF2);
-    if (end < 0) {
-      // One event may not outgrow `server.upstream_body_limit`.
-      const limit = bufferLimitOf(this.stream.body);
-      if (bytes.length > limit) throw new UpstreamBodyTooLarge(limit, "event");
-      this.held = bytes;
-      return { text: "", done: false };
-    }
-    const cut = end + 2;
-    this.held = cut < bytes.length ? bytes.subarray(cut) : undefined;
-    // Whole events only: a multi-byte character never straddles the cut.
-    return this.relayBlock(bytes.toString("utf8", 0, cut));
+    const block = this.blocks.push(chunk);
+    if (block === undefined) return NOTHING;
+    // Whole events only: a multi-byte character never straddles the cut, and the general parser
+    // (CR line ends: see the file's comment) holds nothing from one block to the next.
+    return this.relayBlock(wholeLines(block.toString("utf8")));
   }
 
   /**
@@ -224,18 +216,6 @@ class EventRelay {
   }
 
   // The general parser ---------------------------------------------------------------------------
-
-  /** A CR in the body: from here on it is decoded and parsed as text, where CR line ends are handled. */
-  private switchToParser(chunk: Buffer): BlockResult {
-    this.decoder = new StringDecoder("utf8");
-    const held = this.held;
-    this.held = undefined;
-    return this.parseText(held ? Buffer.concat([held, chunk]) : chunk);
-  }
-
-  private parseText(chunk: Buffer): BlockResult {
-    return this.parseEvents(this.decoder!.write(chunk));
-  }
 
   /**
    * Feeds text to the parser (whole events, or the body as it comes once decoded) and relays the

@@ -4,6 +4,7 @@
  */
 import { randomBytes } from "node:crypto";
 import type { ApiKeyEntry } from "../auth.ts";
+import { DEFAULT_UPSTREAM_BODY_LIMIT } from "../upstream-body-limit.ts";
 import { ConfigError } from "./config-error.ts";
 import type { ModelmuxConfig } from "./types.ts";
 import { parseSize, parseTimer } from "./units.ts";
@@ -31,8 +32,15 @@ export function resolveServer(config: ModelmuxConfig): ServerSettings {
     requestTimeoutMs: parseTimer(server.request_timeout ?? "60s", "server.request_timeout"),
     // Room for a thousand long streams and the load beside them, below common open-file limits.
     maxConnections: server.max_connections ?? 4096,
-    upstreamBodyLimit: parseSize(server.upstream_body_limit ?? "64mb"),
+    upstreamBodyLimit: server.upstream_body_limit === undefined ? DEFAULT_UPSTREAM_BODY_LIMIT : upstreamBodyLimit(server.upstream_body_limit),
   };
+}
+
+/** `server.upstream_body_limit` in bytes: a limit of 0 would refuse every reply, and no limit is what it exists to prevent. */
+function upstreamBodyLimit(value: number | string): number {
+  const bytes = parseSize(value);
+  if (bytes < 1) throw new ConfigError("server.upstream_body_limit: must be at least 1 byte, e.g. 64mb (the default); 0 would refuse every upstream reply");
+  return bytes;
 }
 
 export interface ResolvedKeys {

@@ -62,6 +62,7 @@ export interface ProviderConfig {
   models: Array<string | { id: string; capabilities?: Partial<Capabilities> }>;
   capabilities?: Partial<Capabilities>;
   rate_limit?: LimitConfig;
+  /** The whole wait for a JSON reply or a stream's first event, then the longest silence in a stream. 0 is no limit. Default 600s. */
   timeout?: Duration;
   requires_env?: string[];
   /** Everything else is the plugin's own options (`base_url`, `api_key`, …). */
@@ -79,7 +80,7 @@ export interface ModelmuxConfig {
     max_connections?: number;
     public_url?: string;
     trusted_proxies?: string[];
-    /** The most read of one upstream reply: a JSON or error body, one SSE event. Default 64mb. */
+    /** The most read of one upstream reply: a JSON or error body, one SSE event, in bytes; at least 1 byte. Default 64mb. */
     upstream_body_limit?: Size;
   };
   logging?: { level?: "silent" | "error" | "warn" | "info" | "debug"; format?: "pretty" | "json" };

@@ -63,6 +63,7 @@ export function createResponsesHandlers(ctx: AppContext) {
     if (EVENT_STREAM.test(reply.contentType)) {
       // The headers go once the first event is here: a failure before it is an error reply.
       const frames = await openSseRelay(reply.body, {
+        provider,
         classify: (error: unknown) => toBodyReadError(error, provider, timeoutMs),
         clientGone: () => x.abort.aborted,
         onEnd: settle,

@@ -33,6 +33,11 @@ export interface ScriptedReply {
    * or `end` the body cleanly, as if it were complete, with no finish reason or end event.
    */
   streamFailure?: { afterChunks: number; mode: "destroy" | "stall" | "end" };
+  /**
+   * Streams only: wait this long (ms) after each event before the next, so that a stream lasts
+   * longer than the provider's timeout while no gap comes near it.
+   */
+  eventGapMs?: number;
 }
 
 /** A request as the fake upstream received it. */

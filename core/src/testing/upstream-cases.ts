@@ -168,6 +168,21 @@ export function upstreamCases(kit: () => KitContext): void {
     expect(JSON.parse(data.at(-1)!)).toMatchObject({ error: { code: "upstream_timeout" } });
   });
 
+  it("reads a stream that lasts longer than the provider's timeout, its events a tenth of it apart", async () => {
+    // The kit model's timeout is 1 s; a dozen and more events 100 ms apart take well over that. A
+    // plugin that reads the body its own way passes too: the whole-wait bound ends at its first
+    // chunk, unless it calls `res.body.keepDeadline()`; then it must call `markStreaming()` at its
+    // first event, or its stream is cut at the timeout (README, "Write a provider plugin").
+    const text = "one two three four five six seven eight nine ten eleven twelve thirteen fourteen";
+    upstream().next({ text, eventGapMs: 100 });
+    const started = Date.now();
+    const data = await readSseData(await kit().chat({ model: kit().model, stream: true, messages: ask("count slowly") }));
+    expect(Date.now() - started, "the fake upstream must wait ScriptedReply.eventGapMs after each stream event").toBeGreaterThan(1_000);
+    expect(data.filter((d) => d.startsWith('{"error"'))).toEqual([]);
+    expect(data.at(-1)).toBe("[DONE]");
+    expect(streamedText(parseChunks(data))).toBe(text);
+  });
+
   it("aborts the upstream request when the client goes away", async () => {
     upstream().next({ text: "a b c d e f", streamFailure: { afterChunks: 1, mode: "stall" } });
     const controller = new AbortController();

@@ -114,6 +114,7 @@ export async function startFakeParrot(): Promise<ConformanceUpstream> {
       if (res.destroyed) return;
       await write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
       if (event !== "end") content++;
+      if (reply.eventGapMs) await new Promise((resolve) => setTimeout(resolve, reply.eventGapMs));
     }
     res.end();
   });

@@ -63,6 +63,6 @@ export {
 export { readSseEventBatches, readSseEvents, type EventSourceMessage } from "./sse-parse.ts";
 export { replyBody } from "./responses/reply-body.ts";
 export { withRawJson } from "./chat/raw-json.ts";
-export { createChunkCheck, type ChunkCheck } from "./chat/chunk-check.ts";
+export { choiceCount } from "./chat/chunk-check.ts";
 export type * from "./types/chat.ts";
 export type { ModelmuxConfig, ProviderConfig } from "./config/types.ts";

@@ -7,7 +7,7 @@ import type { ConsolaInstance } from "consola";
 import type { Capabilities } from "./capabilities.ts";
 import type { AbortHook, HttpBody, HttpClient } from "./http-client.ts";
 import type { ImageGenerationRequest } from "./schemas/images-request.ts";
-import type { ChatCompletion, ChatMessage, ChatRequest, ChatStreamItem } from "./types/chat.ts";
+import type { ChatCompletion, ChatCompletionWithoutUsage, ChatMessage, ChatRequest, ChatStreamItem } from "./types/chat.ts";
 import type { ImageOption, ImagesResponse } from "./types/images.ts";
 
 /** A JSON Schema object, as Ajv takes it. */
@@ -56,9 +56,10 @@ export interface Provider {
   capabilities(model: string): Partial<Capabilities>;
   /**
    * A non-streamed chat completion. `request.model` is already the bare model id; `request.stream`
-   * is false. Throw `providerError(...)` for an upstream error reply.
+   * is false. Throw `providerError(...)` for an upstream error reply. Without the upstream's usage,
+   * return the completion without `usage` (`ChatCompletionWithoutUsage`) rather than make one up.
    */
-  chat(request: ChatRequest, call: ProviderCall): Promise<ChatCompletion>;
+  chat(request: ChatRequest, call: ProviderCall): Promise<ChatCompletion | ChatCompletionWithoutUsage>;
   /**
    * A streamed chat completion. `request.stream` is true and `request.stream_options.include_usage`
    * is true: end with a usage chunk (`choices: []`) when the upstream reports usage; the core drops
@@ -109,8 +110,9 @@ export interface ChatEventStream {
   /**
    * The error an event reports, or `undefined` for an ordinary chunk: OpenAI's `{"error": {…}}`,
    * vLLM's `{"object": "error"}`, an `event: error`. Called only for events that may be errors
-   * (named `error`, or whose data holds `rror"`), so it may parse the data. The core sends the
-   * chunks before it, then the error (mapped like any provider error) as the stream's error event.
+   * (named `error`, or whose data is not a chunk, or a chunk with an `error` key), so it may parse
+   * the data. The core sends the chunks before it, then the error (mapped like any provider error)
+   * as the stream's error event; an event that is not a chunk and reports no error is a 502.
    */
   errorOf(event: string | undefined, data: string): unknown;
 }
@@ -170,8 +172,8 @@ export type CompletionOwner = string;
 export interface StoredCompletion {
   /** The app that stored it; only calls with this owner may read, list, update or delete it. */
   owner: CompletionOwner;
-  /** The completion as the client received it (for a stream, assembled from its chunks). */
-  completion: ChatCompletion;
+  /** The completion as the client received it (for a stream, assembled from its chunks); without `usage` when the upstream reported none. */
+  completion: ChatCompletion | ChatCompletionWithoutUsage;
   /** The request's messages, in order, for the messages list. */
   messages: ChatMessage[];
   /**

@@ -352,6 +352,35 @@ describe("openEventRelay: a stream must be whole", () => {
     expect(errorEventOf(reported.text)?.message).toContain("overloaded");
   });
 
+  it("stores nothing and sends no [DONE] when the client leaves after the last finish reason", async () => {
+    let gone = false;
+    let reads = 0;
+    // The client leaves while the relay waits for the read after the finish reason: the body is aborted.
+    const body = {
+      destroyed: false,
+      destroy() {
+        this.destroyed = true;
+      },
+      text: async () => "",
+      json: async () => null,
+      [Symbol.asyncIterator]() {
+        return {
+          next: async (): Promise<IteratorResult<Buffer>> => {
+            if (reads++ === 0) return { done: false, value: Buffer.from(sse(chunk("a")) + sse(finish)) };
+            gone = true;
+            throw Object.assign(new Error("The client closed the connection."), { name: "AbortError" });
+          },
+        };
+      },
+    };
+    let stored = 0;
+    const frames = await openEventRelay({ body, errorOf: () => undefined }, { ...OPTIONS, includeUsage: false, keepServiceTier: false, clientGone: () => gone, beforeDone: async () => void stored++ });
+    let text = "";
+    for await (const frame of frames) text += frame;
+    expect(text).not.toContain("[DONE]");
+    expect(stored).toBe(0);
+  });
+
   it("ends about a second after the last finish reason when the body sends nothing more (no usage chunk), then destroys it", async () => {
     const body = replyBody(
       (async function* () {

@@ -131,6 +131,21 @@ describe("openChatStreamFrames: a stream must be whole", () => {
     expect(errorOf(cut.at(-1)!).error.code).toBe("upstream_error");
   });
 
+  it("stores nothing and sends no [DONE] when the client leaves after the last finish reason", async () => {
+    let gone = false;
+    let stored = 0;
+    async function* leaving(): AsyncGenerator<ChatStreamItem | readonly ChatStreamItem[]> {
+      yield [chunk("a"), finish()];
+      gone = true;
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+    }
+    const frames: string[] = [];
+    const options = { provider: "p", includeUsage: false, keepServiceTier: false, clientGone: () => gone, beforeDone: async () => void stored++ };
+    for await (const frame of await openChatStreamFrames(leaving(), options)) frames.push(frame);
+    expect(frames.join("")).not.toContain("[DONE]");
+    expect(stored).toBe(0);
+  });
+
   it("ends about a second after the last finish reason when nothing more comes, and relays a usage chunk that comes within it", async () => {
     let released = false;
     async function* held(usageAfterMs?: number): AsyncGenerator<ChatStreamItem | readonly ChatStreamItem[]> {

@@ -334,6 +334,8 @@ async function* relayFrames(relay: EventRelay, first: BlockResult, options: Even
       if (options.clientGone()) return;
       block = await relay.next();
     }
+    // A client that left is not answered, and its reply not stored, however the body ended.
+    if (options.clientGone()) return;
     relay.checkFinished();
     relay.release(true);
     await options.beforeDone?.();

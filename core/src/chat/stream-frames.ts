@@ -150,6 +150,8 @@ async function* chatStreamFrames(framer: Framer, first: string, rest: Items): As
       if (result === undefined || result.done) break;
       frame = framer.frame(result.value);
     }
+    // A client that left is not answered, and its reply not stored, however the stream ended.
+    if (options.clientGone()) return;
     framer.chunks.end();
     await options.beforeDone?.();
     yield DONE;

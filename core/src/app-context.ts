@@ -15,6 +15,8 @@ export interface AppContext {
   validators: RequestValidators;
   authenticate: Authenticate;
   bodyLimit: number;
+  /** `server.upstream_body_limit`: what is kept of one upstream reply, a stored stream's answer too. */
+  upstreamBodyLimit: number;
   logger: ConsolaInstance;
   /** Where `store: true` completions go; undefined when `storage` is not configured. */
   storage: Storage | undefined;

@@ -131,14 +131,32 @@ const isAbort = (error: unknown): boolean => error instanceof Error && error.nam
  */
 export function toUpstreamError(error: unknown, provider: string, timeoutMs: number): unknown {
   if (error instanceof ModelmuxError) return error;
-  if (isTimeout(error)) return upstreamTimeout(provider, timeoutMs);
+  if (isTimeout(error)) return connectionFailure(upstreamTimeout(provider, timeoutMs));
   if (isAbort(error)) return error;
   const code = (error as { code?: unknown } | null)?.code;
   if (code === UPSTREAM_BODY_TOO_LARGE) return tooLargeError(error as UpstreamBodyTooLarge, provider);
   if (error instanceof UndiciError || (typeof code === "string" && NETWORK_CODE.test(code))) {
-    return upstreamError(`Provider '${provider}' failed: the connection broke (${typeof code === "string" ? code : (error as Error).message}).`, error);
+    return connectionFailure(upstreamError(`Provider '${provider}' failed: the connection broke (${typeof code === "string" ? code : (error as Error).message}).`, error));
   }
   return error;
+}
+
+/** The errors made of a connection or body that broke off or stalled (`isConnectionFailure`). */
+const connectionFailures = new WeakSet<ModelmuxError>();
+
+function connectionFailure(error: ModelmuxError): ModelmuxError {
+  connectionFailures.add(error);
+  return error;
+}
+
+/**
+ * True for an error that `toUpstreamError` or `toBodyReadError` made of a connection or reply body
+ * that broke off or stalled: not one the upstream reported, nor an event past the size limit. Once
+ * every choice of a chat stream has its finish reason, the core ends the stream normally on such a
+ * failure, as the answer is whole (README "Errors").
+ */
+export function isConnectionFailure(error: unknown): boolean {
+  return error instanceof ModelmuxError && connectionFailures.has(error);
 }
 
 /** 502 for a reply or an event past the limit: what was refused, and the key that allows more. */
@@ -158,7 +176,7 @@ export function toBodyReadError(error: unknown, provider: string, timeoutMs: num
   if (error instanceof ModelmuxError) return error;
   const mapped = toUpstreamError(error, provider, timeoutMs);
   if (mapped !== error || isAbort(error)) return mapped;
-  return upstreamError(`${provider}: the reply broke off (${error instanceof Error ? error.message : String(error)}).`, error);
+  return connectionFailure(upstreamError(`${provider}: the reply broke off (${error instanceof Error ? error.message : String(error)}).`, error));
 }
 
 /** How many distinct URLs `splitUrl` remembers; a provider calls a handful, ids aside. */

@@ -64,6 +64,6 @@ export { readSseEventBatches, readSseEvents, type EventSourceMessage } from "./s
 export { replyBody } from "./responses/reply-body.ts";
 export { withRawJson } from "./chat/raw-json.ts";
 export { parseJsonArgument, type JsonArgumentOptions } from "./utils/json-argument.ts";
-export { createChunkCheck, type ChunkCheck } from "./chat/chunk-check.ts";
+export { choiceCount } from "./chat/chunk-check.ts";
 export type * from "./types/chat.ts";
 export type { ModelmuxConfig, ProviderConfig } from "./config/types.ts";

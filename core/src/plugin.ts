@@ -13,7 +13,7 @@ import type { AbortHook, HttpBody, HttpClient } from "./http-client.ts";
 import type { RateLimiterDefinition } from "./plugins/rate-limit-contract.ts";
 import type { StorageDefinition } from "./plugins/storage-contract.ts";
 import type { ImageGenerationRequest } from "./schemas/images-request.ts";
-import type { ChatCompletion, ChatRequest, ChatStreamItem } from "./types/chat.ts";
+import type { ChatCompletion, ChatCompletionWithoutUsage, ChatRequest, ChatStreamItem } from "./types/chat.ts";
 import type { ImageOption, ImagesResponse } from "./types/images.ts";
 
 export {
@@ -85,9 +85,10 @@ export interface Provider {
   capabilities(model: string): Partial<Capabilities>;
   /**
    * A non-streamed chat completion. `request.model` is already the bare model id; `request.stream`
-   * is false. Throw `providerError(...)` for an upstream error reply.
+   * is false. Throw `providerError(...)` for an upstream error reply. Without the upstream's usage,
+   * return the completion without `usage` (`ChatCompletionWithoutUsage`) rather than make one up.
    */
-  chat(request: ChatRequest, call: ProviderCall): Promise<ChatCompletion>;
+  chat(request: ChatRequest, call: ProviderCall): Promise<ChatCompletion | ChatCompletionWithoutUsage>;
   /**
    * A streamed chat completion. `request.stream` is true and `request.stream_options.include_usage`
    * is true: end with a usage chunk (`choices: []`) when the upstream reports usage; the core drops
@@ -138,8 +139,9 @@ export interface ChatEventStream {
   /**
    * The error an event reports, or `undefined` for an ordinary chunk: OpenAI's `{"error": {…}}`,
    * vLLM's `{"object": "error"}`, an `event: error`. Called only for events that may be errors
-   * (named `error`, or whose data holds `rror"`), so it may parse the data. The core sends the
-   * chunks before it, then the error (mapped like any provider error) as the stream's error event.
+   * (named `error`, or whose data is not a chunk, or a chunk with an `error` key), so it may parse
+   * the data. The core sends the chunks before it, then the error (mapped like any provider error)
+   * as the stream's error event; an event that is not a chunk and reports no error is a 502.
    */
   errorOf(event: string | undefined, data: string): unknown;
 }

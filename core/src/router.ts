@@ -110,6 +110,7 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
     validators: createRequestValidators(),
     authenticate,
     bodyLimit: settings.bodyLimit,
+    upstreamBodyLimit: settings.upstreamBodyLimit,
     logger,
     storage,
     rateLimits,

@@ -236,7 +236,21 @@ const errorEventOf = (text: string) => {
 };
 
 describe("openEventRelay: a stream must be whole", () => {
-  const unreadable = ["not json", "null", '{"foo":1}', '{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Hel', '{"choices":5}', '[{"choices":[]}]', '"text"'];
+  const unreadable = [
+    "not json",
+    "null",
+    '{"foo":1}',
+    '{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Hel',
+    '{"choices":5}',
+    '[{"choices":[]}]',
+    '"text"',
+    // Cut short where its ends still look whole, choices only in a nested object, a choice the request did not ask for.
+    '{"choices":[}',
+    '{"id":"x","choices":[{"index":0,"delta":{"content":"hi"}}',
+    '{"id":"x","choices":[{"index":0,"delta":{},"finish_reason":"stop"}',
+    '{"foo":{"choices":[]}}',
+    '{"choices":[{"index":1,"delta":{"content":"hi"},"finish_reason":null}]}',
+  ];
 
   it.each(unreadable)("is a 502 for %j as the first event, never relayed", async (event) => {
     const text = sse(event) + sse(chunk("a")) + sse(finish) + sse(usageChunk) + "data: [DONE]\n\n";
@@ -303,6 +317,115 @@ describe("openEventRelay: a stream must be whole", () => {
     const relay = await viaRelay(reads(whole, [10]), { choices: 2 });
     expect(relay.text.endsWith("data: [DONE]\n\n")).toBe(true);
     expect(relay.usage).toHaveLength(1);
+  });
+
+  it("counts a finish reason once per choice index: a repeated one for choice 0 does not finish choice 1", async () => {
+    const two = (index: number, content: string) => `{"id":"c","choices":[{"index":${index},"delta":{"content":"${content}"},"finish_reason":null}]}`;
+    const text = sse(two(0, "a")) + sse(two(1, "b")) + sse(finish) + sse(finish) + "data: [DONE]\n\n";
+    const cuts = [Buffer.byteLength(sse(two(0, "a")))];
+    for (const run of [await viaRelay(reads(text, cuts), { choices: 2 }), await viaChunks(reads(text, cuts), { choices: 2 })]) {
+      expect(run.text).not.toContain("[DONE]");
+      expect(errorEventOf(run.text)?.message).toBe("p: the upstream stream ended before the answer was complete (finish_reason for 1 of 2 choices).");
+    }
+  });
+
+  it("ends normally when the body breaks off after the last finish reason, and with the error event before it", async () => {
+    const broken = (text: string) =>
+      replyBody(
+        (async function* () {
+          yield Buffer.from(text);
+          throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+        })(),
+      );
+    let stored = 0;
+    const whole = await openEventRelay({ body: broken(sse(chunk("a")) + sse(finish)), errorOf: () => undefined }, { ...OPTIONS, includeUsage: false, keepServiceTier: false, beforeDone: async () => void stored++ });
+    let text = "";
+    for await (const frame of whole) text += frame;
+    expect(text.endsWith(sse(finish) + "data: [DONE]\n\n")).toBe(true);
+    expect(stored).toBe(1);
+    const cut = await openEventRelay({ body: broken(sse(chunk("a"))), errorOf: () => undefined }, { ...OPTIONS, includeUsage: false, keepServiceTier: false });
+    let cutText = "";
+    for await (const frame of cut) cutText += frame;
+    expect(errorEventOf(cutText)).toMatchObject({ code: "upstream_error" });
+    // An error event after the finish reason is still the stream's error.
+    const reported = await viaRelay(reads(sse(chunk("a")) + sse(finish) + sse(errorPayload), [Buffer.byteLength(sse(chunk("a")))]));
+    expect(errorEventOf(reported.text)?.message).toContain("overloaded");
+  });
+
+  it("stores nothing and sends no [DONE] when the client leaves after the last finish reason", async () => {
+    let gone = false;
+    let reads = 0;
+    // The client leaves while the relay waits for the read after the finish reason: the body is aborted.
+    const body = {
+      destroyed: false,
+      destroy() {
+        this.destroyed = true;
+      },
+      text: async () => "",
+      json: async () => null,
+      [Symbol.asyncIterator]() {
+        return {
+          next: async (): Promise<IteratorResult<Buffer>> => {
+            if (reads++ === 0) return { done: false, value: Buffer.from(sse(chunk("a")) + sse(finish)) };
+            gone = true;
+            throw Object.assign(new Error("The client closed the connection."), { name: "AbortError" });
+          },
+        };
+      },
+    };
+    let stored = 0;
+    const frames = await openEventRelay({ body, errorOf: () => undefined }, { ...OPTIONS, includeUsage: false, keepServiceTier: false, clientGone: () => gone, beforeDone: async () => void stored++ });
+    let text = "";
+    for await (const frame of frames) text += frame;
+    expect(text).not.toContain("[DONE]");
+    expect(stored).toBe(0);
+  });
+
+  it("ends about a second after the last finish reason when the body sends nothing more (no usage chunk), then destroys it", async () => {
+    const body = replyBody(
+      (async function* () {
+        yield Buffer.from(sse(chunk("a")) + sse(finish));
+        await new Promise((resolve) => setTimeout(resolve, 60_000));
+        yield Buffer.from(sse(chunk("late")));
+      })(),
+    );
+    let stored = 0;
+    const started = Date.now();
+    const frames = await openEventRelay({ body, errorOf: () => undefined }, { ...OPTIONS, includeUsage: true, keepServiceTier: false, beforeDone: async () => void stored++ });
+    let text = "";
+    for await (const frame of frames) text += frame;
+    expect(Date.now() - started).toBeLessThan(2500);
+    expect(text.endsWith(sse(finish) + "data: [DONE]\n\n")).toBe(true);
+    expect(stored).toBe(1);
+    expect(body.destroyed).toBe(true);
+  });
+
+  it("relays and counts the usage chunk that comes within that second", async () => {
+    const body = replyBody(
+      (async function* () {
+        yield Buffer.from(sse(chunk("a")) + sse(finish));
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        yield Buffer.from(sse(usageChunk));
+        await new Promise((resolve) => setTimeout(resolve, 60_000));
+      })(),
+    );
+    const usage: Usage[] = [];
+    const frames = await openEventRelay({ body, errorOf: () => undefined }, { ...OPTIONS, includeUsage: true, keepServiceTier: false, onUsage: (u) => usage.push(u) });
+    let text = "";
+    for await (const frame of frames) text += frame;
+    expect(text).toContain('"choices":[]');
+    expect(text.endsWith("data: [DONE]\n\n")).toBe(true);
+    expect(usage).toEqual([{ prompt_tokens: 2, completion_tokens: 3, total_tokens: 5 }]);
+  });
+
+  it("shows errorOf only events that may be errors: not a chunk, named error, or with an error key", async () => {
+    const shown: string[] = [];
+    const errorOf = (_event: string | undefined, data: string) => void shown.push(data);
+    const withError = '{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"error":{"message":"x"}}';
+    const text = sse(chunk('an "error": in content')) + sse(withError) + "data: [DONE]\n\n";
+    const frames = await openEventRelay({ body: replyBody([Buffer.from(text)]), errorOf }, { ...OPTIONS, includeUsage: false, keepServiceTier: false });
+    for await (const _frame of frames);
+    expect(shown).toEqual([withError]);
   });
 
   it("completes a stream without [DONE] at its end, with its usage", async () => {

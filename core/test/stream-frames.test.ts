@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { openChatStreamFrames, type StreamFrameOptions } from "../src/chat/stream-frames.ts";
-import { ModelmuxError } from "../src/errors.ts";
+import { ModelmuxError, upstreamError } from "../src/errors.ts";
+import { toBodyReadError } from "../src/http-client.ts";
 import type { ChatCompletionChunk, ChatStreamItem, Usage } from "../src/types/chat.ts";
 
 const chunk = (content: string) =>
@@ -36,7 +37,7 @@ describe("chatStreamFrames", () => {
     expect(batched.text.endsWith("data: [DONE]\n\n")).toBe(true);
     expect(batched.text.includes('"choices":[]')).toBe(includeUsage);
     expect(batched.usage).toEqual([{ prompt_tokens: 2, completion_tokens: 3, total_tokens: 5 }]);
-    expect(batched.collected).toEqual(items);
+    expect(batched.collected).toEqual(items.map((item) => JSON.parse(item)));
   });
 
   it("keeps service_tier when the request set it", async () => {
@@ -76,7 +77,7 @@ describe("openChatStreamFrames: a stream must be whole", () => {
       expect(text).toContain('"a"');
       expect(text).not.toContain("[DONE]");
       expect(errorOf(text).error).toMatchObject({ code: "upstream_error", message: "p: the upstream sent a stream event that is not a chat.completion.chunk." });
-      expect(collected).toEqual([chunk("a")]);
+      expect(collected).toEqual([JSON.parse(chunk("a"))]);
     }
   });
 
@@ -94,6 +95,90 @@ describe("openChatStreamFrames: a stream must be whole", () => {
     expect(errorOf((await run(half, { choices: 2 })).text).error.message).toBe("p: the upstream stream ended before the answer was complete (finish_reason for 1 of 2 choices).");
     const whole = [object("a", null, 0), finish(1), object("", "length", 0), usageObject];
     expect((await run(whole, { choices: 2 })).text.endsWith("data: [DONE]\n\n")).toBe(true);
+  });
+
+  it("relays the chunks of a batch before one that is not a chunk, then ends with the error event", async () => {
+    for (const bad of ['{"choices":[}', '{"foo":{"choices":[]}}', '{"choices":[{"index":1,"delta":{},"finish_reason":"stop"}]}']) {
+      const { frames, collected } = await run([[chunk("a"), chunk("b"), bad, finish()]]);
+      expect(frames).toHaveLength(2);
+      expect(frames[0]).toContain('"b"');
+      expect(errorOf(frames[1]!).error.message).toBe("p: the upstream sent a stream event that is not a chat.completion.chunk.");
+      expect(collected).toHaveLength(2);
+    }
+  });
+
+  it("needs a finish reason for each choice index: a repeated one for choice 0 does not finish choice 1", async () => {
+    const { text } = await run([object("a", null, 0), object("b", null, 1), object("", "stop", 0), object("", "stop", 0)], { choices: 2 });
+    expect(text).not.toContain("[DONE]");
+    expect(errorOf(text).error.message).toBe("p: the upstream stream ended before the answer was complete (finish_reason for 1 of 2 choices).");
+  });
+
+  it("ends normally when the connection breaks off after the last finish reason, not on an error event", async () => {
+    const reset = toBodyReadError(Object.assign(new Error("socket hang up"), { code: "ECONNRESET" }), "p", 1000);
+    async function* failing(error: unknown): AsyncGenerator<ChatStreamItem | readonly ChatStreamItem[]> {
+      yield [chunk("a"), finish()];
+      throw error;
+    }
+    const frames: string[] = [];
+    for await (const frame of await openChatStreamFrames(failing(reset), { provider: "p", includeUsage: false, keepServiceTier: false, clientGone: () => false })) frames.push(frame);
+    expect(frames.at(-1)).toBe("data: [DONE]\n\n");
+    const reported: string[] = [];
+    for await (const frame of await openChatStreamFrames(failing(upstreamError("p: overloaded")), { provider: "p", includeUsage: false, keepServiceTier: false, clientGone: () => false })) reported.push(frame);
+    expect(errorOf(reported.at(-1)!).error.message).toBe("p: overloaded");
+    // Before the last finish reason a broken connection is the stream's failure, as ever.
+    const cut: string[] = [];
+    for await (const frame of await openChatStreamFrames(failing(reset), { provider: "p", choices: 2, includeUsage: false, keepServiceTier: false, clientGone: () => false })) cut.push(frame);
+    expect(errorOf(cut.at(-1)!).error.code).toBe("upstream_error");
+  });
+
+  it("stores nothing and sends no [DONE] when the client leaves after the last finish reason", async () => {
+    let gone = false;
+    let stored = 0;
+    async function* leaving(): AsyncGenerator<ChatStreamItem | readonly ChatStreamItem[]> {
+      yield [chunk("a"), finish()];
+      gone = true;
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+    }
+    const frames: string[] = [];
+    const options = { provider: "p", includeUsage: false, keepServiceTier: false, clientGone: () => gone, beforeDone: async () => void stored++ };
+    for await (const frame of await openChatStreamFrames(leaving(), options)) frames.push(frame);
+    expect(frames.join("")).not.toContain("[DONE]");
+    expect(stored).toBe(0);
+  });
+
+  it("ends about a second after the last finish reason when nothing more comes, and relays a usage chunk that comes within it", async () => {
+    let released = false;
+    async function* held(usageAfterMs?: number): AsyncGenerator<ChatStreamItem | readonly ChatStreamItem[]> {
+      try {
+        yield [chunk("a"), finish()];
+        if (usageAfterMs !== undefined) {
+          await new Promise((resolve) => setTimeout(resolve, usageAfterMs));
+          yield usageObject;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 3000));
+        yield chunk("late");
+      } finally {
+        released = true;
+      }
+    }
+    const usage: Usage[] = [];
+    const options = { provider: "p", includeUsage: true, keepServiceTier: false, clientGone: () => false, onUsage: (u: Usage) => usage.push(u) };
+    const started = Date.now();
+    const frames: string[] = [];
+    for await (const frame of await openChatStreamFrames(held(), options)) frames.push(frame);
+    expect(Date.now() - started).toBeLessThan(2500);
+    expect(frames.at(-1)).toBe("data: [DONE]\n\n");
+    expect(frames.join("")).not.toContain("late");
+    expect(usage).toEqual([]);
+    // The provider's iterator is let go of once its pending read is over.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    expect(released).toBe(true);
+
+    const withUsage: string[] = [];
+    for await (const frame of await openChatStreamFrames(held(200), options)) withUsage.push(frame);
+    expect(withUsage.at(-2)).toContain('"choices":[]');
+    expect(withUsage.at(-1)).toBe("data: [DONE]\n\n");
+    expect(usage).toEqual([{ prompt_tokens: 2, completion_tokens: 3, total_tokens: 5 }]);
   });
 
   it("stops reading at the usage chunk that follows the last finish reason", async () => {

@@ -1,18 +1,18 @@
 /**
  * Relaying an upstream stream that is already in the client's format (OpenAI
- * `chat.completion.chunk` events) without handling each chunk in JavaScript. A read of the body
- * brings a dozen or more events; they are cut at the last event boundary, checked with a few native
- * string searches over the whole block, and passed on as one piece. Only what the contract asks is
- * changed (contract §8, service-interface.md): the usage chunk is read (and dropped for a client
- * that did not ask for it), `service_tier` is removed unless the client set it, an error event
- * becomes the stream's one error event, and `data: [DONE]` ends the stream (the core sends its own).
+ * `chat.completion.chunk` events) in whole reads. A read of the body brings a dozen or more
+ * events; they are cut at the last event boundary, and their text is passed on as one piece,
+ * unchanged but for what the contract asks (contract §8, service-interface.md): the usage chunk is
+ * read (and dropped for a client that did not ask for it), `service_tier` is removed unless the
+ * client set it, an error event becomes the stream's one error event, and `data: [DONE]` ends the
+ * stream (the core sends its own).
  *
- * The stream must also be whole (`chunk-check.ts`): each event's text is checked to be a chunk
- * without parsing it, and its finish reason and empty choices (the usage chunk) are read from it.
- * An unreadable event ends the stream like an error event; a stream that ends (with or without
+ * The stream must also be whole (`chunk-check.ts`): each event's data is parsed, and an event that
+ * is not a chunk ends the stream like an error event; a stream that ends (with or without
  * `[DONE]`) before each choice has its finish reason ends with the error event, or is a 502 when
- * nothing was sent yet. The usage chunk that follows the last finish reason completes the stream
- * at once, so an upstream that keeps its connection open without `[DONE]` does not hold the client.
+ * nothing was sent yet. Once every choice has its finish reason the answer is whole
+ * (`stream-end.ts`): the usage chunk completes the stream at once, a body that breaks off ends it
+ * normally, and a body that sends nothing more for a second ends it too.
  *
  * A block that is not plain `data: …` lines (CR line ends, `event:`/`id:` fields, comments,
  * multi-line data) is read by eventsource-parser instead, event by event, with the same rules.
@@ -23,31 +23,20 @@ import { toBodyReadError } from "../http-client.ts";
 import type { ChatEventStream } from "../plugin.ts";
 import { SseBlocks } from "../sse-blocks.ts";
 import { eventSizeGuard, wholeLines } from "../sse-parse.ts";
-import type { ChatStreamItem, Usage } from "../types/chat.ts";
 import { bufferLimitOf } from "../upstream-body-limit.ts";
+import { MAX_UPSTREAM_DEPTH } from "../utils/json-nesting.ts";
 import { sseData } from "../utils/sse-write.ts";
-import { ChunkScanner, unfinishedStream, unreadableEvent } from "./chunk-check.ts";
+import { ChunkCheck, DROP, mayBeError, parseEventData, RELAY_WITHOUT_TIER, type ChunkCheckOptions } from "./chunk-check.ts";
 import { removeServiceTier } from "./service-tier.ts";
-import { readUsageChunk } from "./usage-chunk.ts";
+import { GRACE_OVER, readWithin, STREAM_END_GRACE_MS } from "./stream-end.ts";
 
-export interface EventRelayOptions {
-  /** The provider's name and timeout, for the errors of a body that stalls, breaks off or carries no events. */
-  provider: string;
+export interface EventRelayOptions extends ChunkCheckOptions {
+  /** The provider's timeout, for the errors of a body that stalls. */
   timeoutMs: number;
-  /** The client asked for `stream_options.include_usage`. */
-  includeUsage: boolean;
-  /** The client set `service_tier`; otherwise it is removed from chunks. */
-  keepServiceTier: boolean;
-  /** The request's `n`: how many finish reasons make the answer complete. Default 1. */
-  choices?: number;
   /** True once the client has gone: stop reading, send nothing more. */
   clientGone(): boolean;
-  /** Called with the usage of the reply, when the upstream reported it. */
-  onUsage?(usage: Usage): void;
   /** Maps a failure of the upstream (a body that broke off or stalled, an error event) for the client. */
   classify(error: unknown): unknown;
-  /** Sees every chunk's JSON, the usage chunk included (`store: true` assembles them); slower: each chunk is cut out. */
-  collect?(item: ChatStreamItem): void;
   /** Runs after the last chunk and before `[DONE]`; a failure becomes the stream's error event. */
   beforeDone?(): Promise<void>;
   /** Called with a mid-stream failure, for the log. */
@@ -55,23 +44,15 @@ export interface EventRelayOptions {
 }
 
 const DONE_FRAME = "data: [DONE]\n\n";
-/** What a read that completes no event gives. */
-const NOTHING: BlockResult = Object.freeze({ text: "", done: false });
-
-/** An error payload always has the token `"error"`; in a chunk's text its quotes would be escaped. `rror"` is searched first: its first letter is rarer. */
-const MAY_BE_ERROR_TAIL = 'rror"';
-/**
- * How long a body is still read after the usage chunk completed the stream without `[DONE]`: the
- * `[DONE]` and the body's end usually follow within milliseconds, and a body that ends by itself
- * keeps its keep-alive connection. The client has its `[DONE]` already; only the connection waits.
- */
-const DRAIN_AFTER_USAGE_MS = 1000;
 
 /** The relayed text of one block, and whether the stream ended in it. */
 interface BlockResult {
   text: string;
   done: boolean;
 }
+
+/** What a read that completes no event gives. */
+const NOTHING: BlockResult = Object.freeze({ text: "", done: false });
 
 class EventRelay {
   private readonly reader: AsyncIterator<Buffer>;
@@ -80,10 +61,12 @@ class EventRelay {
   private parser: ReturnType<typeof createParser> | undefined;
   private parsed: EventSourceMessage[] = [];
   private events = 0;
-  /** Reads each event's text: a chunk or not, its finish reasons, empty choices. */
-  private readonly scanner: ChunkScanner;
-  /** The usage chunk came after the last finish reason: the stream is complete without `[DONE]`. */
-  private complete = false;
+  /** Checks each event, follows the choices' finish reasons, reports the usage. */
+  private readonly chunks: ChunkCheck;
+  /** Some event of the text being relayed has a `service_tier` to remove. */
+  private stripTier = false;
+  /** When the grace after the last finish reason ends (`stream-end.ts`); 0 until then. */
+  private graceEnds = 0;
   /** `[DONE]` was read: the body's end is at most a read away. */
   private sawDone = false;
   /** The body has ended, or been let go of. */
@@ -99,13 +82,12 @@ class EventRelay {
     this.blocks = new SseBlocks(bufferLimitOf(stream.body));
     // The first event, not the first chunk, ends the call's whole-wait timeout (`openEventRelay`).
     stream.body.keepDeadline?.();
-    this.scanner = new ChunkScanner(options.choices);
+    this.chunks = new ChunkCheck(options);
   }
 
   /** At the stream's end: throws unless every choice had its finish reason. */
   checkFinished(): void {
-    const { scanner } = this;
-    if (!scanner.finished) throw unfinishedStream(this.options.provider, scanner.finishes, scanner.choices);
+    this.chunks.end();
   }
 
   /**
@@ -119,12 +101,19 @@ class EventRelay {
       throw error;
     }
     for (;;) {
-      let read: IteratorResult<Buffer>;
+      let read: IteratorResult<Buffer> | typeof GRACE_OVER;
       try {
-        read = await this.reader.next();
+        read = this.chunks.finished ? await this.readInGrace() : await this.reader.next();
       } catch (error) {
         this.bodyDone = true;
+        // The answer is whole: a body that breaks off now has lost nothing but its `[DONE]`.
+        if (this.chunks.finished) return { text: "", done: true };
         throw toBodyReadError(error, this.options.provider, this.options.timeoutMs);
+      }
+      if (read === GRACE_OVER) {
+        // Nothing came for a while after the last finish reason: the answer is over, and the body not needed.
+        this.release();
+        return { text: "", done: true };
       }
       const { done, value } = read;
       if (done) {
@@ -136,6 +125,12 @@ class EventRelay {
       const result = this.parseFast(value);
       if (result.done || result.text !== "") return result;
     }
+  }
+
+  /** The next read, or `GRACE_OVER` once the grace after the last finish reason has passed. */
+  private readInGrace(): Promise<IteratorResult<Buffer> | typeof GRACE_OVER> {
+    if (this.graceEnds === 0) this.graceEnds = Date.now() + STREAM_END_GRACE_MS;
+    return readWithin(this.reader.next(), this.graceEnds - Date.now());
   }
 
   private parseFast(chunk: Buffer): BlockResult {
@@ -151,8 +146,6 @@ class EventRelay {
    * `data: …` line on, the block is read by the general parser.
    */
   private relayBlock(block: string): BlockResult {
-    const { options, scanner } = this;
-    const mayError = block.includes(MAY_BE_ERROR_TAIL);
     let text = "";
     let copiedTo = 0;
     let pos = 0;
@@ -163,62 +156,64 @@ class EventRelay {
       if (block.charCodeAt(lineEnd + 1) !== 10 || !block.startsWith("data: ", pos) || lineEnd === start || block.charCodeAt(start) === 32) {
         return this.parseEvents(block.slice(pos), text + block.slice(copiedTo, pos));
       }
-      const next = lineEnd + 2;
-      let drop = false;
       if (lineEnd - start === 6 && block.startsWith("[DONE]", start)) {
         this.sawDone = true;
-        return { text: this.serviceTier(text + block.slice(copiedTo, pos)), done: true };
+        return { text: this.tierless(text + block.slice(copiedTo, pos)), done: true };
       }
       // Nothing but `[DONE]` is relayed after the usage chunk that completed the stream.
-      if (this.complete) return { text: this.serviceTier(text + block.slice(copiedTo, pos)), done: true };
-      if (mayError) {
-        const at = block.indexOf(MAY_BE_ERROR_TAIL, start);
-        const stop = at >= 0 && at < lineEnd ? this.checkError(undefined, block.slice(start, lineEnd), text + block.slice(copiedTo, pos)) : undefined;
-        if (stop) return stop;
+      if (this.chunks.complete) return { text: this.tierless(text + block.slice(copiedTo, pos)), done: true };
+      let use: number;
+      try {
+        use = this.take(undefined, block.slice(start, lineEnd));
+      } catch (error) {
+        return this.stop(error, text + block.slice(copiedTo, pos));
       }
-      if (!scanner.scan(block, start, lineEnd)) return this.stop(unreadableEvent(options.provider), text + block.slice(copiedTo, pos));
-      this.events++;
-      if (scanner.emptyChoices) {
-        const usage = readUsageChunk(block.slice(start, lineEnd), options);
-        drop = usage === "drop";
-        if (usage !== "none" && scanner.finished) this.complete = true;
-      }
-      if (options.collect) options.collect(block.slice(start, lineEnd));
-      if (drop) {
+      const next = lineEnd + 2;
+      if (use === DROP) {
         text += block.slice(copiedTo, pos);
         copiedTo = next;
       }
       pos = next;
     }
     const whole = copiedTo === 0 ? block : text + block.slice(copiedTo);
-    return { text: this.serviceTier(whole), done: this.complete };
+    return { text: this.tierless(whole), done: this.chunks.complete };
   }
 
   /**
-   * When an event reports an error: throws it if nothing comes before it in this read, else returns
-   * the text before it and throws the error on the next read. `before` is that text, unrelayed.
+   * Checks one event (`chunk-check.ts`) and says what to do with its text; throws the error an
+   * error event reports, and 502 for an event that is not a chunk.
    */
-  private checkError(event: string | undefined, data: string, before: string): BlockResult | undefined {
-    const error = this.stream.errorOf(event, data);
-    return error === undefined ? undefined : this.stop(error, before);
+  private take(event: string | undefined, data: string): number {
+    const value = parseEventData(data, this.options.collect ? MAX_UPSTREAM_DEPTH : undefined);
+    if (event === "error" || mayBeError(value)) {
+      const error = this.stream.errorOf(event, data);
+      if (error !== undefined) throw error;
+    }
+    const use = this.chunks.take(value);
+    this.events++;
+    if (use === RELAY_WITHOUT_TIER) this.stripTier = true;
+    return use;
   }
 
   /** Ends the stream with `error`: thrown now if `before` (the unrelayed text before it in this read) is empty, else on the next read. */
   private stop(error: unknown, before: string): BlockResult {
-    const text = this.serviceTier(before);
+    const text = this.tierless(before);
     if (text === "") throw error;
     this.pendingError = error;
     return { text, done: false };
   }
 
-  private serviceTier(text: string): string {
-    return this.options.keepServiceTier ? text : removeServiceTier(text);
+  /** `text` without `service_tier` when one of its events has one. */
+  private tierless(text: string): string {
+    if (!this.stripTier) return text;
+    this.stripTier = false;
+    return removeServiceTier(text);
   }
 
   // The general parser ---------------------------------------------------------------------------
 
   /**
-   * Feeds text to the parser (whole events, or the body as it comes once decoded) and relays the
+   * Feeds whole events to the parser and relays the
    * events it completes after `text`, the relayed text of this read so far.
    */
   private parseEvents(input: string, text = ""): BlockResult {
@@ -230,30 +225,26 @@ class EventRelay {
     for (const { event, data } of events) {
       if (data === "[DONE]") {
         this.sawDone = true;
-        return { text: this.serviceTier(text), done: true };
+        return { text: this.tierless(text), done: true };
       }
       if (!data.trim()) continue;
-      if (this.complete) return { text: this.serviceTier(text), done: true };
-      if (event === "error" || data.includes(MAY_BE_ERROR_TAIL)) {
-        const stop = this.checkError(event, data, text);
-        if (stop) return stop;
+      if (this.chunks.complete) return { text: this.tierless(text), done: true };
+      let use: number;
+      try {
+        use = this.take(event, data);
+      } catch (error) {
+        return this.stop(error, text);
       }
-      const { scanner } = this;
-      if (!scanner.scan(data)) return this.stop(unreadableEvent(this.options.provider), text);
-      this.events++;
-      const usage = scanner.emptyChoices ? readUsageChunk(data, this.options) : "none";
-      if (usage !== "none" && scanner.finished) this.complete = true;
-      this.options.collect?.(data);
-      if (usage !== "drop") text += sseData(data);
+      if (use !== DROP) text += sseData(data);
     }
-    return { text: this.serviceTier(text), done: this.complete };
+    return { text: this.tierless(text), done: this.chunks.complete };
   }
 
   /**
    * Lets go of a body that has not ended. After `[DONE]` the body has usually received its end
    * too (it comes in the same read): reading on lets it end by itself, while destroying it would
    * abort a request that is complete (and make a `Readable` build an error). One that has not
-   * ended by the next turn of the event loop (by `DRAIN_AFTER_USAGE_MS` when the usage chunk
+   * ended by the next turn of the event loop (by `STREAM_END_GRACE_MS` when the usage chunk
    * completed the stream before `[DONE]`), or any body the client left or that failed, is
    * destroyed, which aborts its request.
    */
@@ -269,7 +260,7 @@ class EventRelay {
     const waiting: Draining = { body, reader: this.reader, ended: false };
     readToEnd(waiting);
     if (this.sawDone) setImmediate(destroyUnlessEnded, waiting);
-    else setTimeout(destroyUnlessEnded, DRAIN_AFTER_USAGE_MS, waiting).unref();
+    else setTimeout(destroyUnlessEnded, STREAM_END_GRACE_MS, waiting).unref();
   }
 }
 
@@ -325,6 +316,8 @@ async function* relayFrames(relay: EventRelay, first: BlockResult, options: Even
       if (options.clientGone()) return;
       block = await relay.next();
     }
+    // A client that left is not answered, and its reply not stored, however the body ended.
+    if (options.clientGone()) return;
     relay.checkFinished();
     relay.release(true);
     await options.beforeDone?.();

@@ -1,110 +1,112 @@
 /**
  * Turns a provider's stream items into the SSE frames the client gets (contract §8): one
  * `data:` event per chunk, `data: [DONE]` at the end, one error event (and no `[DONE]`) when the
- * provider fails mid-stream. Chunks that arrive as JSON strings are passed through as they are;
- * only a usage chunk is parsed, and only to read the usage.
+ * provider fails mid-stream. Chunks that arrive as JSON strings are passed on as that text: they
+ * are parsed for the checks, never serialised again.
  *
  * Every item must be a chunk, and the stream whole (`chunk-check.ts`): an item that is not a chunk
- * is the upstream's failure, and a stream that ends before each choice has its finish reason ends
- * with the error event (or is a 502 when nothing was sent yet). The usage chunk that follows the
- * last finish reason completes the stream: the provider's iterator is not read any further.
+ * is the upstream's failure (the chunks before it in a batch are sent first), and a stream that
+ * ends before each choice has its finish reason ends with the error event (or is a 502 when
+ * nothing was sent yet). Once every choice has its finish reason the answer is whole
+ * (`stream-end.ts`): the usage chunk completes the stream (the provider's iterator is not read any
+ * further), a connection that breaks off ends it normally, and one that sends nothing more for a
+ * second ends it too.
  */
 import { toModelmuxError } from "../errors.ts";
-import type { ChatCompletionChunk, ChatStreamItem, Usage } from "../types/chat.ts";
+import { isConnectionFailure } from "../http-client.ts";
+import type { ChatStreamItem } from "../types/chat.ts";
 import { sseData } from "../utils/sse-write.ts";
-import { ChunkScanner, countObjectFinishReasons, isChunkObject, unfinishedStream, unreadableEvent } from "./chunk-check.ts";
+import { ChunkCheck, DROP, parseEventData, RELAY_WITHOUT_TIER, type ChunkCheckOptions } from "./chunk-check.ts";
+import { MAX_UPSTREAM_DEPTH } from "../utils/json-nesting.ts";
 import { removeServiceTier } from "./service-tier.ts";
-import { readUsageChunk } from "./usage-chunk.ts";
+import { GRACE_OVER, readWithin, STREAM_END_GRACE_MS } from "./stream-end.ts";
 
-export interface StreamFrameOptions {
-  /** The provider's name, for the errors of an unreadable or unfinished stream. */
-  provider: string;
-  /** The request's `n`: how many finish reasons make the answer complete. Default 1. */
-  choices?: number;
-  /** The client asked for `stream_options.include_usage`. */
-  includeUsage: boolean;
-  /** The client set `service_tier`; otherwise it is removed from chunks (service-interface.md). */
-  keepServiceTier: boolean;
+export interface StreamFrameOptions extends ChunkCheckOptions {
   /** True once the client has gone: a failure is then no one's to hear about. */
   clientGone: () => boolean;
-  /** Called with the usage of the reply, when the provider reported it. */
-  onUsage?: (usage: Usage) => void;
   /** Maps a provider's failure to the error the client is told about. */
   classify?: (error: unknown) => unknown;
-  /** Sees every item, the usage chunk included, before it is framed (`store: true` assembles them). */
-  collect?: (item: ChatStreamItem) => void;
   /** Runs after the last item and before `[DONE]`; a failure becomes the stream's error event. */
   beforeDone?: () => Promise<void>;
   /** Called with a mid-stream failure, for the log. */
   onError?: (error: unknown) => void;
 }
 
-type Items = AsyncIterator<ChatStreamItem | readonly ChatStreamItem[]>;
+type Item = ChatStreamItem | readonly ChatStreamItem[];
+type Items = AsyncIterator<Item>;
 
 const DONE = "data: [DONE]\n\n";
 
-/** One stream's framing: its options, and what the integrity rules count. */
+/** One stream's framing: its options, and what the integrity rules follow. */
 class Framer {
-  /** Reads string items; counts the finish reasons of all items. */
-  private readonly scanner: ChunkScanner;
-  /** The usage chunk came after the last finish reason: nothing more is read. */
-  complete = false;
+  /** Checks each item, follows the choices' finish reasons, reports the usage. */
+  readonly chunks: ChunkCheck;
+  /** What ended the stream in the middle of a batch: thrown once the frames before it are sent. */
+  failure: unknown;
+  /** A read of the provider's items was left pending when the grace ran out. */
+  readPending = false;
+  /** When the grace after the last finish reason ends (`stream-end.ts`); 0 until then. */
+  private graceEnds = 0;
 
   constructor(readonly options: StreamFrameOptions) {
-    this.scanner = new ChunkScanner(options.choices);
+    this.chunks = new ChunkCheck(options);
   }
 
-  /** The frames of an item or a batch (one upstream read), joined: they are written together anyway. */
-  frame(value: ChatStreamItem | readonly ChatStreamItem[]): string {
-    if (!Array.isArray(value)) return this.frameOfItem(value as ChatStreamItem) ?? "";
+  /**
+   * The frames of an item or a batch (one upstream read), joined: they are written together anyway.
+   * Throws for an item that is not a chunk; one that follows other items of its batch is kept in
+   * `failure` instead, and their frames are returned.
+   */
+  frame(value: Item): string {
+    if (!Array.isArray(value)) return this.frameOfItem(value as ChatStreamItem);
     const items = value as readonly ChatStreamItem[];
     let text = "";
-    for (let i = 0; i < items.length && !this.complete; i++) {
-      const frame = this.frameOfItem(items[i]!);
-      if (frame !== undefined) text += frame;
+    for (let i = 0; i < items.length && !this.chunks.complete; i++) {
+      try {
+        text += this.frameOfItem(items[i]!);
+      } catch (error) {
+        if (text === "") throw error;
+        this.failure = error;
+        break;
+      }
     }
     return text;
   }
 
-  /** At the stream's end: throws unless every choice had its finish reason. */
-  checkFinished(): void {
-    const { scanner } = this;
-    if (!scanner.finished) throw unfinishedStream(this.options.provider, scanner.finishes, scanner.choices);
-  }
-
-  /** The frame of one item, or undefined when it is dropped. */
-  private frameOfItem(item: ChatStreamItem): string | undefined {
-    return typeof item === "string" ? this.frameOfString(item) : this.frameOfChunk(item);
-  }
-
-  private frameOfString(json: string): string | undefined {
-    const { options, scanner } = this;
-    if (!scanner.scan(json)) throw unreadableEvent(options.provider);
-    options.collect?.(json);
-    // A usage-only chunk is the one chunk with empty choices; everything else is passed through.
-    if (scanner.emptyChoices) {
-      const usage = readUsageChunk(json, options);
-      if (usage !== "none" && scanner.finished) this.complete = true;
-      if (usage === "drop") return undefined;
+  /**
+   * The next item or batch; undefined when the stream is over: once every choice has its finish
+   * reason, when the grace has passed or the connection broke off.
+   */
+  async read(rest: Items): Promise<IteratorResult<Item> | undefined> {
+    if (!this.chunks.finished) return rest.next();
+    if (this.graceEnds === 0) this.graceEnds = Date.now() + STREAM_END_GRACE_MS;
+    let result: IteratorResult<Item> | typeof GRACE_OVER;
+    try {
+      result = await readWithin(rest.next(), this.graceEnds - Date.now());
+    } catch (error) {
+      // The answer is whole: a connection that breaks off now has lost nothing but its end.
+      if (isConnectionFailure(this.options.classify ? this.options.classify(error) : error)) return undefined;
+      throw error;
     }
-    return sseData(options.keepServiceTier ? json : removeServiceTier(json));
+    if (result !== GRACE_OVER) return result;
+    this.readPending = true;
+    return undefined;
   }
 
-  private frameOfChunk(chunk: ChatCompletionChunk): string | undefined {
-    const { options, scanner } = this;
-    if (!isChunkObject(chunk)) throw unreadableEvent(options.provider);
-    scanner.finishes += countObjectFinishReasons(chunk);
-    options.collect?.(chunk);
-    if (chunk.usage) {
-      options.onUsage?.(chunk.usage);
-      if (scanner.finished) this.complete = true;
+  /** The frame of one item; "" when it is dropped. */
+  private frameOfItem(item: ChatStreamItem): string {
+    if (typeof item === "string") {
+      const use = this.chunks.take(parseEventData(item, this.options.collect ? MAX_UPSTREAM_DEPTH : undefined));
+      if (use === DROP) return "";
+      return sseData(use === RELAY_WITHOUT_TIER ? removeServiceTier(item) : item);
     }
-    if (chunk.choices.length === 0 && chunk.usage && !options.includeUsage) return undefined;
-    if (!options.keepServiceTier && "service_tier" in chunk) {
-      const { service_tier: _dropped, ...rest } = chunk;
+    const use = this.chunks.take(item);
+    if (use === DROP) return "";
+    if (use === RELAY_WITHOUT_TIER) {
+      const { service_tier: _dropped, ...rest } = item;
       return sseData(JSON.stringify(rest));
     }
-    return sseData(JSON.stringify(chunk));
+    return sseData(JSON.stringify(item));
   }
 }
 
@@ -119,7 +121,7 @@ export async function openChatStreamFrames(items: Items, options: StreamFrameOpt
   let first: string;
   try {
     const read = await items.next();
-    if (read.done) framer.checkFinished();
+    if (read.done) framer.chunks.end();
     first = read.done ? "" : framer.frame(read.value);
   } catch (error) {
     await releaseItems(items);
@@ -140,14 +142,18 @@ async function releaseItems(items: Items): Promise<void> {
 async function* chatStreamFrames(framer: Framer, first: string, rest: Items): AsyncGenerator<string, void, undefined> {
   const { options } = framer;
   try {
-    if (first) yield first;
-    while (!framer.complete) {
-      const result = await rest.next();
-      if (result.done) break;
-      const frame = framer.frame(result.value);
+    let frame = first;
+    for (;;) {
       if (frame) yield frame;
+      if (framer.failure !== undefined) throw framer.failure;
+      if (framer.chunks.complete) break;
+      const result = await framer.read(rest);
+      if (result === undefined || result.done) break;
+      frame = framer.frame(result.value);
     }
-    framer.checkFinished();
+    // A client that left is not answered, and its reply not stored, however the stream ended.
+    if (options.clientGone()) return;
+    framer.chunks.end();
     await options.beforeDone?.();
     yield DONE;
   } catch (error) {
@@ -156,6 +162,8 @@ async function* chatStreamFrames(framer: Framer, first: string, rest: Items): As
     options.onError?.(mapped);
     yield sseData(JSON.stringify(toModelmuxError(mapped).toEnvelope()));
   } finally {
-    await rest.return?.();
+    // An async iterator's `return()` waits for a pending read, which may wait for the provider's timeout: let it go instead.
+    if (framer.readPending) void releaseItems(rest);
+    else await rest.return?.();
   }
 }

@@ -80,7 +80,7 @@ export interface ModelmuxConfig {
     max_connections?: number;
     public_url?: string;
     trusted_proxies?: string[];
-    /** The most read of one upstream reply: a JSON or error body, one SSE event, in bytes; at least 1 byte. Default 64mb. */
+    /** The most read of one upstream reply: a JSON or error body, one SSE event, in bytes (at least 1); the most kept of a stored stream's answer (characters). Default 64mb. */
     upstream_body_limit?: Size;
   };
   logging?: { level?: "silent" | "error" | "warn" | "info" | "debug"; format?: "pretty" | "json" };

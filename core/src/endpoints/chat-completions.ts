@@ -12,6 +12,7 @@ import { removeServiceTier } from "../chat/service-tier.ts";
 import { openChatStreamFrames } from "../chat/stream-frames.ts";
 import { toProviderRequest } from "../chat/provider-request.ts";
 import { createCompletionAssembler } from "../chat/assemble-completion.ts";
+import { choiceCount } from "../chat/chunk-check.ts";
 import { invalidRequest, storageFailed } from "../errors.ts";
 import { toUpstreamError } from "../http-client.ts";
 import type { Exchange } from "../http/exchange.ts";
@@ -20,7 +21,7 @@ import type { ModelEntry } from "../models.ts";
 import type { ProviderCall, Storage } from "../plugin.ts";
 import { providerCall } from "../provider-call.ts";
 import { acquireRateLimit, settleAfterStream, tokenReservation, type RateLimitGrant } from "../rate-limit/acquire.ts";
-import type { ChatCompletion, ChatRequest, ChatStreamItem, Usage } from "../types/chat.ts";
+import type { ChatCompletion, ChatCompletionWithoutUsage, ChatRequest, ChatStreamItem, Usage } from "../types/chat.ts";
 import { readJsonBody } from "../utils/read-body.ts";
 import { SSE_HEADERS } from "../utils/sse-write.ts";
 
@@ -75,7 +76,7 @@ export function createChatCompletionHandler(ctx: AppContext) {
  * Stores the finished reply under the caller's app (only that app sees it); the client hears of
  * success only once it is stored.
  */
-async function save(chat: ChatCall, completion: ChatCompletion): Promise<void> {
+async function save(chat: ChatCall, completion: ChatCompletion | ChatCompletionWithoutUsage): Promise<void> {
   const { request } = chat;
   try {
     await chat.storage!.saveCompletion({
@@ -94,7 +95,7 @@ async function save(chat: ChatCall, completion: ChatCompletion): Promise<void> {
 
 async function completionReply(chat: ChatCall): Promise<Reply> {
   const { entry, grant } = chat;
-  let completion: ChatCompletion;
+  let completion: ChatCompletion | ChatCompletionWithoutUsage;
   try {
     completion = await entry.instance.chat(chat.providerRequest, chat.call);
   } catch (error) {
@@ -123,12 +124,12 @@ async function streamReply(chat: ChatCall): Promise<Reply> {
 function streamOptions(chat: ChatCall) {
   const { ctx, x, entry, grant, keepServiceTier } = chat;
   let usage: Usage | undefined;
-  const assembler = chat.storage ? createCompletionAssembler(entry.provider) : undefined;
+  const assembler = chat.storage ? createCompletionAssembler(entry.provider, ctx.upstreamBodyLimit) : undefined;
   return {
     options: {
       provider: entry.provider,
       // Each choice must finish for the answer to be complete (`chat/chunk-check.ts`).
-      choices: chat.request.n ?? 1,
+      choices: choiceCount(chat.request),
       classify: (error: unknown) => toUpstreamError(error, entry.provider, entry.timeoutMs),
       includeUsage: chat.request.stream_options?.include_usage === true,
       keepServiceTier,

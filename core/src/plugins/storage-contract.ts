@@ -5,7 +5,7 @@
  * checks a plugin against it.
  */
 import type { JsonSchema, PluginContext } from "../plugin.ts";
-import type { ChatCompletion, ChatMessage } from "../types/chat.ts";
+import type { ChatCompletion, ChatCompletionWithoutUsage, ChatMessage } from "../types/chat.ts";
 
 /**
  * The app a stored completion belongs to (README, "Stored completions"): the caller's
@@ -19,8 +19,8 @@ export type CompletionOwner = string;
 export interface StoredCompletion {
   /** The app that stored it; only calls with this owner may read, list, update or delete it. */
   owner: CompletionOwner;
-  /** The completion as the client received it (for a stream, assembled from its chunks). */
-  completion: ChatCompletion;
+  /** The completion as the client received it (for a stream, assembled from its chunks); without `usage` when the upstream reported none. */
+  completion: ChatCompletion | ChatCompletionWithoutUsage;
   /** The request's messages, in order, for the messages list. */
   messages: ChatMessage[];
   /**

@@ -107,11 +107,18 @@ export interface ChatCompletion {
   created: number;
   model: string;
   choices: ChatChoice[];
-  /** What the upstream reported; absent when it reported none (a stream without a usage chunk). */
-  usage?: Usage;
+  usage: Usage;
   service_tier?: string | null;
   system_fingerprint?: string | null;
 }
+
+/**
+ * A chat completion whose upstream reported no usage: `usage` is left out, never made up (OpenAI's
+ * own completion object has it optional, and its SDKs accept a reply without it). What a provider
+ * returns when its upstream sent none (an OpenAI-compatible server may not), and what a stream
+ * without a usage chunk is stored as. Build a `ChatCompletion` whenever the upstream reports usage.
+ */
+export type ChatCompletionWithoutUsage = Omit<ChatCompletion, "usage"> & { usage?: undefined };
 
 export interface ToolCallDelta {
   index: number;

@@ -1,6 +1,6 @@
 /** Sets up the echo provider the way the core does, with a silent logger and no network. */
 import { createConsola, LogLevels } from "consola";
-import type { ChatCompletion, ChatCompletionChunk, ChatRequest, ChatStreamItem, HttpClient, Provider, ProviderCall } from "@modelmux/core";
+import type { ChatCompletion, ChatCompletionChunk, ChatCompletionWithoutUsage, ChatRequest, ChatStreamItem, HttpClient, Provider, ProviderCall } from "@modelmux/core";
 import echo, { type EchoOptions } from "../src/index.ts";
 
 /** An HTTP client that fails the test if the echo provider ever touches it. */
@@ -25,7 +25,7 @@ export function request(fields: Partial<ChatRequest> = {}): ChatRequest {
   return { model: "echo-1", messages: [{ role: "user", content: "Hello there, echo model!" }], ...fields };
 }
 
-export async function chat(provider: Provider, fields: Partial<ChatRequest> = {}): Promise<ChatCompletion> {
+export async function chat(provider: Provider, fields: Partial<ChatRequest> = {}): Promise<ChatCompletion | ChatCompletionWithoutUsage> {
   return provider.chat(request(fields), call());
 }
 

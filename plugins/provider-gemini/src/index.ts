@@ -5,6 +5,7 @@
  * `image-response.ts` and `errors.ts`.
  */
 import {
+  choiceCount,
   defineProvider,
   parseUpstreamJson,
   postUpstream,
@@ -164,18 +165,18 @@ function setup(options: GeminiProviderOptions, ctx: PluginContext): Provider {
 
     async chat(request: ChatRequest, call: ProviderCall) {
       const res = await send(request, call, false);
-      return parseCompletionText(await readUpstreamText(ctx, call, res), { provider: ctx.name, model: call.model });
+      return parseCompletionText(await readUpstreamText(ctx, call, res), { provider: ctx.name, model: call.model, choices: choiceCount(request) });
     },
 
     async chatStream(request: ChatRequest, call: ProviderCall) {
       const res = await send(request, call, true);
-      return readGeminiStream(res.body, { provider: ctx.name, model: call.model, timeoutMs: call.timeoutMs, secret });
+      return readGeminiStream(res.body, { provider: ctx.name, model: call.model, choices: choiceCount(request), timeoutMs: call.timeoutMs, secret });
     },
 
     // One batch of chunks per upstream read: the core takes one async step per read, not per event.
     async chatStreamBatches(request: ChatRequest, call: ProviderCall) {
       const res = await send(request, call, true);
-      return readGeminiStreamBatches(res.body, { provider: ctx.name, model: call.model, timeoutMs: call.timeoutMs, secret });
+      return readGeminiStreamBatches(res.body, { provider: ctx.name, model: call.model, choices: choiceCount(request), timeoutMs: call.timeoutMs, secret });
     },
 
     imageOptions: geminiImageOptions,

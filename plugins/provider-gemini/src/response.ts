@@ -12,6 +12,13 @@ export interface ReplyContext {
   provider: string;
   /** The bare model requested, used when the reply has no `modelVersion`. */
   model: string;
+  /** How many choices the request asked for (`choiceCount(request)`); a blocked prompt ends each of them. Default 1. */
+  choices?: number;
+}
+
+/** The `content_filter` choice of a prompt blocked before generation, for each of `choices`. */
+export function blockedChoices<T>(choices: number | undefined, choice: (index: number) => T): T[] {
+  return Array.from({ length: choices ?? 1 }, (_, index) => choice(index));
 }
 
 /** Gemini's reasons for stopping because of its filters: `content_filter` in chat, a blocked prompt for images. */
@@ -116,8 +123,8 @@ function mapCandidate(candidate: GeminiCandidate, position: number, responseId: 
 
 /**
  * Maps a parsed 200 reply. A prompt blocked before generation (`promptFeedback.blockReason`, no
- * candidates) is one choice with no content and `content_filter`. Throws 502 `upstream_error` for
- * anything that is not a reply at all.
+ * candidates) is a choice with no content and `content_filter` for each choice asked for. Throws
+ * 502 `upstream_error` for anything that is not a reply at all.
  */
 export function toChatCompletion(body: unknown, context: ReplyContext): ChatCompletion {
   if (!isObject(body)) throw upstreamError(`${context.provider}: the reply is not a GenerateContentResponse.`);
@@ -129,7 +136,7 @@ export function toChatCompletion(body: unknown, context: ReplyContext): ChatComp
   const choices: ChatChoice[] =
     candidates.length > 0
       ? candidates.map((candidate, position) => mapCandidate(candidate, position, responseId))
-      : [{ index: 0, finish_reason: "content_filter", native_finish_reason: String(blockReason), message: { role: "assistant", content: null } }];
+      : blockedChoices(context.choices, (index): ChatChoice => ({ index, finish_reason: "content_filter", native_finish_reason: String(blockReason), message: { role: "assistant", content: null } }));
   return {
     id: completionId(responseId),
     object: "chat.completion",

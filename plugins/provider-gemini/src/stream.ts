@@ -17,7 +17,7 @@ import {
   toBodyReadError,
 } from "@modelmux/core";
 import { toStreamError } from "./errors.ts";
-import { completionId, createdAt, mapFinishReason, mapUsage, readCandidate, toolCallId } from "./response.ts";
+import { blockedChoices, completionId, createdAt, mapFinishReason, mapUsage, readCandidate, toolCallId } from "./response.ts";
 import type { GeminiResponse } from "./wire.ts";
 
 /** What the mapper needs besides the events. */
@@ -28,6 +28,8 @@ export interface ChunkMapperContext {
   model: string;
   /** The configured API key, removed from any error message. */
   secret?: string;
+  /** How many choices the request asked for (`choiceCount(request)`); a blocked prompt ends each of them. Default 1. */
+  choices?: number;
 }
 
 /** Turns a stream's events into chunks, one event at a time. */
@@ -54,7 +56,8 @@ const isObject = (value: unknown): value is Record<string, unknown> => typeof va
  * event. A candidate's first chunk has `delta.role`; text parts become content deltas (thoughts are
  * left out); a function call arrives whole, so it becomes one tool-call delta with its index, id,
  * name and full arguments; a `finishReason` becomes a chunk of its own with `native_finish_reason`.
- * A prompt blocked before generation is one `content_filter` chunk.
+ * A prompt blocked before generation is a `content_filter` chunk for each choice asked for: the core
+ * needs each choice to finish.
  */
 export function createChunkMapper(context: ChunkMapperContext): ChunkMapper {
   const candidates = new Map<number, CandidateState>();
@@ -82,7 +85,9 @@ export function createChunkMapper(context: ChunkMapperContext): ChunkMapper {
       if (list.length === 0 && reply.promptFeedback?.blockReason && !blocked) {
         blocked = true;
         const reason = String(reply.promptFeedback.blockReason);
-        out.push(chunk([{ index: 0, delta: { role: "assistant", content: null }, finish_reason: "content_filter", native_finish_reason: reason }]));
+        for (const choice of blockedChoices(context.choices, (index): ChatChunkChoice => ({ index, delta: { role: "assistant", content: null }, finish_reason: "content_filter", native_finish_reason: reason }))) {
+          out.push(chunk([choice]));
+        }
       }
       list.forEach((candidate, position) => {
         const index = typeof candidate.index === "number" ? candidate.index : position;

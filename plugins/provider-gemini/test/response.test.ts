@@ -86,6 +86,11 @@ describe("toChatCompletion", () => {
     const completion = toChatCompletion({ promptFeedback: { blockReason: "PROHIBITED_CONTENT" }, usageMetadata: { promptTokenCount: 5, totalTokenCount: 5 } }, context);
     expect(completion.choices).toEqual([{ index: 0, finish_reason: "content_filter", native_finish_reason: "PROHIBITED_CONTENT", message: { role: "assistant", content: null } }]);
     expect(completion.usage).toEqual({ prompt_tokens: 5, completion_tokens: 0, total_tokens: 5 });
+    const two = toChatCompletion({ promptFeedback: { blockReason: "PROHIBITED_CONTENT" } }, { ...context, choices: 2 });
+    expect(two.choices.map((c) => [c.index, c.finish_reason])).toEqual([
+      [0, "content_filter"],
+      [1, "content_filter"],
+    ]);
   });
 
   it.each([

@@ -13,8 +13,8 @@ const event = (parts: object[], extra: { finishReason?: string; index?: number }
 });
 
 /** Maps a whole stream of events, end included. */
-function mapAll(events: unknown[]): ChatCompletionChunk[] {
-  const mapper = createChunkMapper(context);
+function mapAll(events: unknown[], choices?: number): ChatCompletionChunk[] {
+  const mapper = createChunkMapper({ ...context, choices });
   return [...events.flatMap((e) => mapper.map(e)), ...mapper.end()];
 }
 
@@ -83,6 +83,11 @@ describe("createChunkMapper", () => {
     const chunks = mapAll([{ promptFeedback: { blockReason: "SAFETY" }, usageMetadata: { promptTokenCount: 3, totalTokenCount: 3 }, responseId: "r" }]);
     expect(chunks[0]!.choices[0]).toEqual({ index: 0, delta: { role: "assistant", content: null }, finish_reason: "content_filter", native_finish_reason: "SAFETY" });
     expect(chunks[1]!.usage).toEqual({ prompt_tokens: 3, completion_tokens: 0, total_tokens: 3 });
+  });
+
+  it("finishes each of the n choices asked for on a blocked prompt", () => {
+    const chunks = mapAll([{ promptFeedback: { blockReason: "SAFETY" }, responseId: "r" }], 3);
+    expect(chunks.map((c) => c.choices)).toEqual([0, 1, 2].map((index) => [{ index, delta: { role: "assistant", content: null }, finish_reason: "content_filter", native_finish_reason: "SAFETY" }]));
   });
 
   it("keeps candidates apart by index", () => {

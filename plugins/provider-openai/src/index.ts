@@ -104,12 +104,12 @@ function setup(options: OpenAIProviderOptions, ctx: PluginContext): Provider {
 
     async chatStream(request: ChatRequest, call: ProviderCall) {
       const res = await send(request, call, streamHeaders);
-      return readChatStream(res.body, { provider: ctx.name, timeoutMs: call.timeoutMs, secret, choices: request.n ?? 1 });
+      return readChatStream(res.body, { provider: ctx.name, timeoutMs: call.timeoutMs, secret });
     },
 
     async chatStreamBatches(request: ChatRequest, call: ProviderCall) {
       const res = await send(request, call, streamHeaders);
-      return readChatStreamBatches(res.body, { provider: ctx.name, timeoutMs: call.timeoutMs, secret, choices: request.n ?? 1 });
+      return readChatStreamBatches(res.body, { provider: ctx.name, timeoutMs: call.timeoutMs, secret });
     },
 
     // The upstream streams the client's own format: the core relays it in whole reads.

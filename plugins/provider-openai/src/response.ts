@@ -3,7 +3,7 @@
  * have that shape; compatible servers often do not quite (no `usage`, no `created`, `null`
  * `finish_reason`, tool arguments as an object), so every required field is filled defensively.
  */
-import { parseUpstreamJson, upstreamError, withRawJson, type ChatChoice, type ChatCompletion, type FinishReason, type ToolCall, type Usage } from "@modelmux/core";
+import { parseUpstreamJson, upstreamError, withRawJson, type ChatChoice, type ChatCompletion, type ChatCompletionWithoutUsage, type FinishReason, type ToolCall, type Usage } from "@modelmux/core";
 
 type Json = Record<string, unknown>;
 
@@ -56,8 +56,10 @@ function mapChoice(raw: unknown, position: number): ChatChoice {
   return out;
 }
 
-function mapUsage(raw: unknown): Usage {
-  const usage = isObject(raw) ? raw : {};
+/** The reply's usage, its total computed when missing; undefined when the upstream sent none (none is made up). */
+function mapUsage(raw: unknown): Usage | undefined {
+  if (!isObject(raw)) return undefined;
+  const usage = raw;
   const prompt = toInt(usage.prompt_tokens);
   const completion = toInt(usage.completion_tokens);
   const out: Usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: toInt(usage.total_tokens) || prompt + completion };
@@ -67,22 +69,24 @@ function mapUsage(raw: unknown): Usage {
 }
 
 /**
- * Maps a parsed 200 reply. Throws 502 `upstream_error` when it is not a chat completion at all.
+ * Maps a parsed 200 reply. Throws 502 `upstream_error` when it is not a chat completion at all. A
+ * reply without `usage` (some compatible servers send none) is mapped without it.
  * @param context.model the bare model requested, used when the reply names none.
  * @param context.serviceTier the request's `service_tier`: the reply carries one only when the
  *   request set it (service-interface.md), though OpenAI always sends it.
  */
-export function toChatCompletion(body: unknown, context: { provider: string; model: string; serviceTier?: string | null }): ChatCompletion {
+export function toChatCompletion(body: unknown, context: { provider: string; model: string; serviceTier?: string | null }): ChatCompletion | ChatCompletionWithoutUsage {
   if (!isObject(body) || !Array.isArray(body.choices)) {
     throw upstreamError(`${context.provider}: the reply is not a chat completion (no 'choices' array).`);
   }
-  const completion: ChatCompletion = {
+  const usage = mapUsage(body.usage);
+  const completion: ChatCompletion | ChatCompletionWithoutUsage = {
     id: typeof body.id === "string" && body.id ? body.id : `chatcmpl-${crypto.randomUUID()}`,
     object: "chat.completion",
     created: typeof body.created === "number" && body.created >= 0 ? Math.floor(body.created) : Math.floor(Date.now() / 1000),
     model: typeof body.model === "string" && body.model ? body.model : context.model,
     choices: body.choices.map(mapChoice),
-    usage: mapUsage(body.usage),
+    ...(usage && { usage }),
   };
   if (context.serviceTier != null && typeof body.service_tier === "string") completion.service_tier = body.service_tier;
   if (typeof body.system_fingerprint === "string") completion.system_fingerprint = body.system_fingerprint;
@@ -134,17 +138,18 @@ function isNormalUsage(usage: unknown): boolean {
  * request's `service_tier` set): OpenAI's own replies, and those of the servers that copy them
  * closely. Such a reply is sent as the text it came in (`withRawJson`), not mapped and serialised.
  */
-export function isNormalCompletion(body: unknown): body is ChatCompletion {
+export function isNormalCompletion(body: unknown): body is ChatCompletion | ChatCompletionWithoutUsage {
   if (!isObject(body) || !onlyKeys(body, COMPLETION_KEYS)) return false;
   if (typeof body.id !== "string" || body.id === "" || body.object !== "chat.completion" || !isCount(body.created)) return false;
   if (typeof body.model !== "string" || body.model === "" || !Array.isArray(body.choices) || !body.choices.every(isNormalChoice)) return false;
   if (body.service_tier !== undefined && typeof body.service_tier !== "string") return false;
   if (body.system_fingerprint !== undefined && typeof body.system_fingerprint !== "string") return false;
-  return isNormalUsage(body.usage);
+  // A reply without usage is mapped without it, so it is normal too.
+  return body.usage === undefined || isNormalUsage(body.usage);
 }
 
 /** Parses and maps a 200 reply's text; a body that is not JSON is a 502 (`parseUpstreamJson`), not a crash. */
-export function parseCompletionText(text: string, context: { provider: string; model: string; serviceTier?: string | null }): ChatCompletion {
+export function parseCompletionText(text: string, context: { provider: string; model: string; serviceTier?: string | null }): ChatCompletion | ChatCompletionWithoutUsage {
   const body = parseUpstreamJson(text, context.provider);
   if (!isNormalCompletion(body)) return toChatCompletion(body, context);
   // The reply is sent as it came; only `service_tier` is removed from it when the request did not set one.

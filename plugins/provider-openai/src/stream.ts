@@ -1,10 +1,10 @@
 /**
  * An OpenAI SSE reply body -> the stream items the core writes to the client. Each `data:` payload
  * is already a `chat.completion.chunk` in the client's format, so it is passed on as the raw JSON
- * string: parsing and re-serialising every chunk would cost more than everything else the router
- * does per token. Only payloads that may be error objects are parsed.
+ * string, never serialised again. Only payloads that may be error objects are parsed here; the
+ * core checks every chunk and that the stream is whole (README "Errors").
  */
-import { createChunkCheck, readSseEventBatches, upstreamError, type ChatStreamItem, type HttpBody, toBodyReadError } from "@modelmux/core";
+import { readSseEventBatches, upstreamError, type ChatStreamItem, type HttpBody, toBodyReadError } from "@modelmux/core";
 import { toStreamError } from "./errors.ts";
 
 /**
@@ -34,22 +34,17 @@ export interface ReadChatStreamOptions {
   timeoutMs: number;
   /** The configured API key, removed from any error message. */
   secret?: string;
-  /** The request's `n`: each choice must have its finish reason for the stream to be complete. Default 1. */
-  choices?: number;
 }
 
 /**
  * Yields the chunks of an OpenAI-style SSE body as their raw JSON strings, one batch per upstream
- * read (what `chatStreamBatches` hands the core), in order, and stops at `[DONE]`, or at the usage
- * chunk that follows the last finish reason (an upstream may keep the connection open without
- * `[DONE]`). Throws 502 `upstream_error` (after a batch of the chunks before it) for an error
- * event, for an event that is not a chunk, for a body that breaks off, for a body that ends
- * without sending a single event (e.g. a server that ignored `stream: true`), and for a stream
- * that ends, with or without `[DONE]`, before each choice has its finish reason.
+ * read (what `chatStreamBatches` hands the core), in order, and stops at `[DONE]`. Throws 502
+ * `upstream_error` (after a batch of the chunks before it) for an error event, for a body that
+ * breaks off, and for a body that ends without sending a single event (e.g. a server that ignored
+ * `stream: true`). Whether each event is a chunk, and whether the stream is whole, the core checks.
  */
-export async function* readChatStreamBatches(body: HttpBody, { provider, timeoutMs, secret, choices }: ReadChatStreamOptions): AsyncGenerator<string[]> {
+export async function* readChatStreamBatches(body: HttpBody, { provider, timeoutMs, secret }: ReadChatStreamOptions): AsyncGenerator<string[]> {
   let events = 0;
-  const check = createChunkCheck(provider, choices);
   try {
     for await (const batch of readSseEventBatches(body)) {
       const chunks: string[] = [];
@@ -57,7 +52,6 @@ export async function* readChatStreamBatches(body: HttpBody, { provider, timeout
         const { event, data } = batch[i]!;
         if (data === "[DONE]") {
           if (chunks.length > 0) yield chunks;
-          check.end();
           return;
         }
         if (!data.trim()) continue;
@@ -68,18 +62,7 @@ export async function* readChatStreamBatches(body: HttpBody, { provider, timeout
           if (chunks.length > 0) yield chunks;
           throw error;
         }
-        let complete: boolean;
-        try {
-          complete = check.event(data);
-        } catch (unreadable) {
-          if (chunks.length > 0) yield chunks;
-          throw unreadable;
-        }
         chunks.push(data);
-        if (complete) {
-          yield chunks;
-          return;
-        }
       }
       if (chunks.length > 0) yield chunks;
     }
@@ -87,7 +70,6 @@ export async function* readChatStreamBatches(body: HttpBody, { provider, timeout
     throw toBodyReadError(error, provider, timeoutMs);
   }
   if (events === 0) throw upstreamError(`${provider}: the reply to a streamed request carried no events.`);
-  check.end();
 }
 
 /**

@@ -41,17 +41,19 @@ describe("toChatCompletion", () => {
     expect(toChatCompletion(openaiReply, { ...context, serviceTier: "auto" }).service_tier).toBe("default");
   });
 
-  it("fills the required fields a compatible server left out", () => {
+  it("fills the required fields a compatible server left out, but makes up no usage", () => {
     const before = Math.floor(Date.now() / 1000);
-    const completion = toChatCompletion({ choices: [{ message: { content: "hi" }, finish_reason: null }] }, context);
-    expect(completion).toMatchObject({
-      object: "chat.completion",
-      model: "gpt-4o-mini",
-      usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
-      choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: "hi" } }],
-    });
-    expect(completion.id).toMatch(/^chatcmpl-/);
-    expect(completion.created).toBeGreaterThanOrEqual(before);
+    for (const usage of [undefined, null, "none"]) {
+      const completion = toChatCompletion({ choices: [{ message: { content: "hi" }, finish_reason: null }], usage }, context);
+      expect(completion).toMatchObject({
+        object: "chat.completion",
+        model: "gpt-4o-mini",
+        choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: "hi" } }],
+      });
+      expect(completion).not.toHaveProperty("usage");
+      expect(completion.id).toMatch(/^chatcmpl-/);
+      expect(completion.created).toBeGreaterThanOrEqual(before);
+    }
   });
 
   it("computes total_tokens when it is missing", () => {

@@ -94,6 +94,12 @@ export interface Provider {
    * is true: end with a usage chunk (`choices: []`) when the upstream reports usage; the core drops
    * it when the client did not ask for it. Errors thrown before the first item become an error
    * reply; errors thrown later become one SSE error event.
+   *
+   * An item is a chunk object, which the core checks and serialises; a chunk's JSON text in
+   * OpenAI's format (an OpenAI-compatible upstream's `data:`), which it parses for the checks and
+   * sends as it is; or a chunk object with its exact JSON text (`withRawJson(chunk, text)`), which
+   * it checks as an object and sends as the text, neither parsed nor serialised: the fastest form
+   * for a chunk the plugin builds as text itself.
    */
   chatStream(request: ChatRequest, call: ProviderCall): Promise<AsyncIterable<ChatStreamItem>>;
   /**

@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { createCompletionAssembler } from "../src/chat/assemble-completion.ts";
+import { rawJsonOf, withRawJson } from "../src/chat/raw-json.ts";
 import { openChatStreamFrames, type StreamFrameOptions } from "../src/chat/stream-frames.ts";
 import { ModelmuxError, upstreamError } from "../src/errors.ts";
 import { toBodyReadError } from "../src/http-client.ts";
@@ -202,5 +204,85 @@ describe("openChatStreamFrames: a stream must be whole", () => {
     expect(frames.at(-1)).toBe("data: [DONE]\n\n");
     expect(pulled).toBe(0);
     expect(released).toBe(true);
+  });
+});
+
+describe("openChatStreamFrames: chunk objects with their JSON text (withRawJson)", () => {
+  type Choice = ChatCompletionChunk["choices"][number];
+  /** A chunk object, and as its text the same JSON with its keys in another order: what is sent shows which was used. */
+  const raw = (choices: Choice[], extra: Partial<ChatCompletionChunk> = {}): ChatCompletionChunk => {
+    const object: ChatCompletionChunk = { id: "c", object: "chat.completion.chunk", created: 1, model: "m", ...extra, choices };
+    const text = `{"choices":${JSON.stringify(choices)},${JSON.stringify({ ...extra, model: "m", created: 1, object: "chat.completion.chunk", id: "c" }).slice(1)}`;
+    return withRawJson(object, text);
+  };
+  const content = (text: string, index = 0, extra?: Partial<ChatCompletionChunk>) => raw([{ index, delta: { content: text }, finish_reason: null }], extra);
+  const stop = (index = 0, extra?: Partial<ChatCompletionChunk>) => raw([{ index, delta: {}, finish_reason: "stop" }], extra);
+  const usage = raw([], { usage: { prompt_tokens: 2, completion_tokens: 3, total_tokens: 5 } });
+  const framesOf = (text: string) => text.split("\n\n").filter(Boolean).map((frame) => frame.slice("data: ".length));
+
+  it("checks the object and sends its text as it is, neither parsed nor serialised", async () => {
+    const items = [content("a"), [content("b"), stop()], usage];
+    const { text, usage: reported, collected } = await run(items, { includeUsage: true });
+    expect(framesOf(text)).toEqual([...[items[0], ...(items[1] as ChatCompletionChunk[]), usage].map((item) => rawJsonOf(item as ChatCompletionChunk)), "[DONE]"]);
+    expect(framesOf(text)[0]).toMatch(/^\{"choices":/);
+    expect(reported).toEqual([{ prompt_tokens: 2, completion_tokens: 3, total_tokens: 5 }]);
+    // `collect` (what `store: true` assembles) gets the objects themselves.
+    expect(collected).toEqual([items[0], ...(items[1] as ChatCompletionChunk[]), usage]);
+    expect(collected[0]).toBe(items[0]);
+  });
+
+  it("drops the usage chunk of a client that did not ask for it", async () => {
+    const { text, usage: reported } = await run([content("a"), stop(), usage]);
+    expect(framesOf(text)).toEqual([rawJsonOf(content("a")), rawJsonOf(stop()), "[DONE]"]);
+    expect(reported).toHaveLength(1);
+  });
+
+  it("removes service_tier from the text when the request did not set it, and keeps it when it did", async () => {
+    const tier = { service_tier: "default" };
+    const items = [content("a", 0, tier), stop(0, tier)];
+    const without = framesOf((await run(items)).text);
+    expect(without.slice(0, 2)).toEqual(items.map((item) => rawJsonOf(item)!.replace(',"service_tier":"default"', "")));
+    expect(without.join("")).not.toContain("service_tier");
+    const kept = framesOf((await run(items, { keepServiceTier: true })).text);
+    expect(kept.slice(0, 2)).toEqual(items.map((item) => rawJsonOf(item)));
+  });
+
+  it("is a 502 for an object that is not a chunk, whatever its text says, and ends a started stream with the error event", async () => {
+    const goodText = rawJsonOf(content("a"))!;
+    const shapes = [{ foo: 1 }, { choices: null }, { choices: [{ index: 1, delta: {}, finish_reason: "stop" }] }, { choices: [], usage: "lots" }, { choices: ["x"] }];
+    for (const shape of shapes) {
+      const item = withRawJson(shape as unknown as ChatCompletionChunk, goodText);
+      await expect(run([item, stop()])).rejects.toMatchObject({ status: 502, code: "upstream_error", message: "p: the upstream sent a stream event that is not a chat.completion.chunk." });
+      const { frames } = await run([[content("a"), item, stop()]]);
+      expect(frames).toHaveLength(2);
+      expect(frames[1]).toMatch(/^data: \{"error":\{"message":"p: the upstream sent a stream event that is not a chat.completion.chunk."/);
+    }
+  });
+
+  it("counts the finish reasons of the objects, per choice of the request's n", async () => {
+    const half = (await run([content("a", 0), content("b", 1), stop(0), stop(0), usage], { choices: 2 })).text;
+    expect(half).not.toContain("[DONE]");
+    expect(half).toContain("finish_reason for 1 of 2 choices");
+    const whole = (await run([content("a", 0), content("b", 1), stop(1), stop(0), usage], { choices: 2 })).text;
+    expect(whole.endsWith("data: [DONE]\n\n")).toBe(true);
+  });
+
+  it("stores what the objects say (store: true assembles them)", async () => {
+    const assembler = createCompletionAssembler("p", 1 << 20);
+    let stored: unknown;
+    const beforeDone = async () => void (stored = assembler.completion());
+    const { text } = await run([[content("Hello, "), content("world")], stop(), usage], { collect: assembler.add, beforeDone });
+    expect(text.endsWith("data: [DONE]\n\n")).toBe(true);
+    expect(stored).toMatchObject({ id: "c", model: "m", choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: "Hello, world" } }], usage: { total_tokens: 5 } });
+  });
+
+  it("serialises a chunk object without a text, as before", async () => {
+    const plain: ChatCompletionChunk = { id: "c", object: "chat.completion.chunk", created: 1, model: "m", service_tier: "default", choices: [{ index: 0, delta: { content: "a" }, finish_reason: "stop" }] };
+    const { service_tier: _tier, ...rest } = plain;
+    expect(framesOf((await run([plain])).text)).toEqual([JSON.stringify(rest), "[DONE]"]);
+    // A copy of a chunk with a text has none: it may differ from the original.
+    const copy = { ...content("a"), model: "other" };
+    expect(rawJsonOf(copy)).toBeUndefined();
+    expect(framesOf((await run([copy, stop()])).text)[0]).toBe(JSON.stringify(copy));
   });
 });

@@ -2,7 +2,9 @@
  * Turns a provider's stream items into the SSE frames the client gets (contract §8): one
  * `data:` event per chunk, `data: [DONE]` at the end, one error event (and no `[DONE]`) when the
  * provider fails mid-stream. Chunks that arrive as JSON strings are passed on as that text: they
- * are parsed for the checks, never serialised again.
+ * are parsed for the checks, never serialised again. A chunk object that carries its JSON text
+ * (`withRawJson`, `raw-json.ts`) is checked as an object and passed on as its text: neither parsed
+ * nor serialised. Any other chunk object is serialised.
  *
  * Every item must be a chunk, and the stream whole (`chunk-check.ts`): an item that is not a chunk
  * is the upstream's failure (the chunks before it in a batch are sent first), and a stream that
@@ -18,6 +20,7 @@ import type { ChatStreamItem } from "../types/chat.ts";
 import { sseData } from "../utils/sse-write.ts";
 import { ChunkCheck, DROP, parseEventData, RELAY_WITHOUT_TIER, type ChunkCheckOptions } from "./chunk-check.ts";
 import { MAX_UPSTREAM_DEPTH } from "../utils/json-nesting.ts";
+import { rawJsonOf } from "./raw-json.ts";
 import { removeServiceTier } from "./service-tier.ts";
 import { GRACE_OVER, readWithin, STREAM_END_GRACE_MS } from "./stream-end.ts";
 
@@ -102,6 +105,8 @@ class Framer {
     }
     const use = this.chunks.take(item);
     if (use === DROP) return "";
+    const text = rawJsonOf(item);
+    if (text !== undefined) return sseData(use === RELAY_WITHOUT_TIER ? removeServiceTier(text) : text);
     if (use === RELAY_WITHOUT_TIER) {
       const { service_tier: _dropped, ...rest } = item;
       return sseData(JSON.stringify(rest));

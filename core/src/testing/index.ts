@@ -9,3 +9,5 @@ export { parseChunks, readSseData, streamedText, streamedToolCalls } from "./sse
 export { testStorage, sampleCompletion, type StorageConformanceOptions } from "./test-storage.ts";
 export { testRateLimiter, type RateLimiterConformanceOptions } from "./test-rate-limiter.ts";
 export { thrown } from "./thrown.ts";
+/** The JSON text a plugin gave an object with `withRawJson`: a plugin's test checks it against the object. */
+export { rawJsonOf } from "../chat/raw-json.ts";

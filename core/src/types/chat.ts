@@ -154,6 +154,7 @@ export interface ChatCompletionChunk {
 /**
  * One event of a streamed chat reply, as a provider yields it: a chunk object, or a chunk that is
  * already serialised JSON in OpenAI's format (an OpenAI-compatible upstream's `data:` payload),
- * which the core writes to the client byte for byte instead of parsing and re-serialising it.
+ * which the core parses for its checks and writes to the client byte for byte. A chunk object
+ * given its JSON text with `withRawJson` is checked as the object and written as that text.
  */
 export type ChatStreamItem = ChatCompletionChunk | string;

@@ -3,6 +3,9 @@
  * message_stop, ping, error) -> `chat.completion.chunk` objects. `createStreamTranslator` is the
  * pure event-by-event mapping; `readMessageStreamBatches` feeds it from the reply body, one batch of
  * chunks per upstream read, and `readMessageStream` hands the same chunks over one at a time.
+ * Text and tool-argument deltas, nearly every event of a reply, take a fast path: their chunk's
+ * JSON is built from the event's string literal without parsing the event, and handed to the core
+ * with the chunk (`withRawJson`), which then neither parses nor serialises it.
  */
 import {
   readSseEventBatches,
@@ -13,6 +16,7 @@ import {
   type EventSourceMessage,
   type HttpBody,
   toBodyReadError,
+  withRawJson,
 } from "@modelmux/core";
 import { toStreamError } from "./errors.ts";
 import { mapStopReason, toUsage } from "./response.ts";
@@ -41,15 +45,15 @@ export interface StreamTranslator {
    */
   push(event: unknown): ChatCompletionChunk[];
   /**
-   * The chunk for a `text_delta` whose text is the JSON string literal `literal`, already
-   * serialised: exactly `JSON.stringify` of what `push` makes of the event, built from a head kept
-   * per message. The literal must be written as `JSON.stringify` writes strings (see
-   * `CANONICAL_STRING`). `""` when the event gives no chunk; undefined when it needs `push` (the
-   * first chunk, which carries the role).
+   * The chunk for a `text_delta` whose text is the JSON string literal `literal`: what `push` makes
+   * of the event, field for field, carrying its JSON text (`withRawJson`), built from a head kept
+   * per message and the literal as it is: exactly `JSON.stringify` of the chunk. The literal must
+   * be written as `JSON.stringify` writes strings (see `CANONICAL_STRING`). null when the event
+   * gives no chunk; undefined when it needs `push` (the first chunk, which carries the role).
    */
-  textChunk(literal: string): string | undefined;
+  textChunk(literal: string): ChatCompletionChunk | null | undefined;
   /** The same for an `input_json_delta` of content block `blockIndex`: the tool call's argument fragment. */
-  argumentsChunk(blockIndex: number, literal: string): string | undefined;
+  argumentsChunk(blockIndex: number, literal: string): ChatCompletionChunk | null | undefined;
   /** True once `message_stop` has been translated: the reply is complete. */
   readonly done: boolean;
 }
@@ -154,19 +158,25 @@ export function createStreamTranslator(context: StreamContext): StreamTranslator
   let head = "";
   const headOf = () => (head ||= JSON.stringify({ id: messageId(), object: "chat.completion.chunk", created, model }).slice(0, -1));
 
-  function textChunk(literal: string): string | undefined {
-    if (done || literal === '""') return "";
+  /** A delta's chunk with its JSON `text`: the fields of the text, in its order (`JSON.stringify(chunk)` is `text`). */
+  const rawChunk = (delta: Delta, text: string) =>
+    withRawJson<ChatCompletionChunk>({ id: messageId(), object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, finish_reason: null }] }, text);
+
+  function textChunk(literal: string): ChatCompletionChunk | null | undefined {
+    if (done || literal === '""') return null;
     if (!roleSent) return undefined;
-    return `${headOf()},"choices":[{"index":0,"delta":{"content":${literal}},"finish_reason":null}]}`;
+    const text = `${headOf()},"choices":[{"index":0,"delta":{"content":${literal}},"finish_reason":null}]}`;
+    return rawChunk({ content: decodeLiteral(literal) }, text);
   }
 
-  function argumentsChunk(blockIndex: number, literal: string): string | undefined {
-    if (done) return "";
+  function argumentsChunk(blockIndex: number, literal: string): ChatCompletionChunk | null | undefined {
+    if (done) return null;
     if (!roleSent) return undefined;
     const tool = tools.get(blockIndex);
-    if (!tool || literal === '""') return "";
+    if (!tool || literal === '""') return null;
     tool.sentArguments = true;
-    return `${headOf()},"choices":[{"index":0,"delta":{"tool_calls":[{"index":${tool.index},"function":{"arguments":${literal}}}]},"finish_reason":null}]}`;
+    const text = `${headOf()},"choices":[{"index":0,"delta":{"tool_calls":[{"index":${tool.index},"function":{"arguments":${literal}}}]},"finish_reason":null}]}`;
+    return rawChunk({ tool_calls: [{ index: tool.index, function: { arguments: decodeLiteral(literal) } }] }, text);
   }
 
   return {
@@ -189,6 +199,16 @@ export function createStreamTranslator(context: StreamContext): StreamTranslator
 const CANONICAL_STRING = String.raw`"[^"\\\u0000-\u001f]*(?:\\["\\bfnrt][^"\\\u0000-\u001f]*)*"`;
 
 /**
+ * The string a `CANONICAL_STRING` literal stands for. A short one without escapes is its inside
+ * (V8 copies a slice that short); any other is parsed, which makes a copy: a slice would keep the
+ * whole upstream read it came in alive for as long as the text is (`store: true` keeps it until
+ * the stream ends).
+ */
+function decodeLiteral(literal: string): string {
+  return literal.length < 15 && literal.indexOf("\\") < 0 ? literal.slice(1, -1) : (JSON.parse(literal) as string);
+}
+
+/**
  * Text and tool-argument deltas in the exact form Anthropic sends them: nearly every event of a
  * reply is one. The index is a JSON number (no leading zero), as the full parse would require.
  */
@@ -199,9 +219,9 @@ const ARGUMENTS_DELTA = new RegExp(
 
 /**
  * The chunk of a text or tool-argument delta, made from its string literal without parsing the
- * event (`""`: the event gives none); undefined for any other event, which takes the full parse.
+ * event (null: the event gives none); undefined for any other event, which takes the full parse.
  */
-function deltaChunk(data: string, translator: StreamTranslator): string | undefined {
+function deltaChunk(data: string, translator: StreamTranslator): ChatCompletionChunk | null | undefined {
   const text = TEXT_DELTA.exec(data);
   if (text !== null) return translator.textChunk(text[1]!);
   const args = ARGUMENTS_DELTA.exec(data);
@@ -233,7 +253,7 @@ function translateRead(events: readonly EventSourceMessage[], translator: Stream
       const event = events[i]!;
       const fast = deltaChunk(event.data, translator);
       if (fast !== undefined) {
-        if (fast) items.push(fast);
+        if (fast !== null) items.push(fast);
         continue;
       }
       const chunks = translator.push(parseEvent(event, provider));
@@ -257,8 +277,8 @@ export interface ReadMessageStreamOptions extends StreamContext {
  * `message_stop`. Throws the mapped error for an `error` event, 502 for an event that is not JSON,
  * each after a batch of the chunks before it; 502 for a body that ends before `message_stop` (a
  * reply cut short must not look complete), 504 for a stalled body. Text and tool-argument deltas
- * come as JSON strings (the core writes a string chunk as it is), every other chunk as an object;
- * the two read the same to a client.
+ * come with their JSON text (`withRawJson`: the core checks the object and writes the text as it
+ * is), every other chunk as a plain object; the two read the same to a client.
  */
 export async function* readMessageStreamBatches(body: HttpBody, options: ReadMessageStreamOptions): AsyncGenerator<ChatStreamItem[]> {
   const translator = createStreamTranslator(options);

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { replyBody, type ChatStreamItem, type HttpBody } from "@modelmux/core";
+import { rawJsonOf } from "@modelmux/core/testing";
 import { createStreamTranslator, readMessageStream, readMessageStreamBatches } from "../src/stream.ts";
 
 const OPTIONS = { provider: "anthropic", model: "claude-sonnet-4-5", timeoutMs: 1000 };
@@ -68,7 +69,10 @@ const TOOLS = [
 
 /** `created` is the second the translator was made: equal across the readers, but not by construction. */
 const sameSecond = (json: string) => json.replace(/"created":\d+/, '"created":0');
+/** The chunk object's JSON. */
 const serialised = (item: ChatStreamItem) => sameSecond(typeof item === "string" ? item : JSON.stringify(item));
+/** What the client gets of an item: the JSON text it came with (`withRawJson`), else its JSON. */
+const sent = (item: ChatStreamItem) => sameSecond((typeof item === "object" && rawJsonOf(item)) || serialised(item));
 
 /** The event-by-event translation of the parsed events: what every reader must give. */
 function reference(events: readonly (Event | string)[]): string[] {
@@ -104,7 +108,8 @@ describe("readMessageStreamBatches", () => {
       const body = () => reads(bytes.subarray(0, cut), bytes.subarray(cut));
       const batches = await batchesOf(body());
       const items = await itemsOf(body());
-      const same = (got: ChatStreamItem[]) => JSON.stringify(got.map(serialised)) === JSON.stringify(expected);
+      // The objects (what the core checks and stores) and the texts (what the client reads) both.
+      const same = (got: ChatStreamItem[]) => JSON.stringify(got.map(serialised)) === JSON.stringify(expected) && JSON.stringify(got.map(sent)) === JSON.stringify(expected);
       if (batches.some((batch) => batch.length === 0) || !same(batches.flat()) || !same(items)) mismatches.push(cut);
     }
     expect(mismatches).toEqual([]);
@@ -116,11 +121,14 @@ describe("readMessageStreamBatches", () => {
     expect(batches[0]).toHaveLength(reference(BENCH).length);
   });
 
-  it("sends text and argument deltas as strings, and literals with other escapes as objects that read the same", async () => {
+  it("sends text and argument deltas with their JSON text, and literals with other escapes as plain objects that read the same", async () => {
     const unusual = `event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"caf\\u00e9 a\\/b"}}\n\n`;
     const body = `${sse([...TRICKY_TEXT.slice(0, 2), text("plain")])}${unusual}${sse(stop("end_turn", 2))}`;
     const items = (await batchesOf(reads(Buffer.from(body)))).flat();
-    expect(items.map((item) => typeof item)).toEqual(["object", "string", "object", "object", "object"]);
+    expect(items.map((item) => typeof item)).toEqual(["object", "object", "object", "object", "object"]);
+    expect(items.map((item) => typeof item === "object" && rawJsonOf(item) !== undefined)).toEqual([false, true, false, false, false]);
+    expect(items[1]).toMatchObject({ choices: [{ delta: { content: "plain" } }] });
+    expect(rawJsonOf(items[1] as object)).toBe(JSON.stringify(items[1]));
     expect(items[2]).toMatchObject({ choices: [{ delta: { content: "café a/b" } }] });
   });
 

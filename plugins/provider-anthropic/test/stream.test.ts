@@ -1,6 +1,7 @@
 import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { ModelmuxError, replyBody, type ChatCompletionChunk, type ChatStreamItem, type HttpBody } from "@modelmux/core";
+import { rawJsonOf } from "@modelmux/core/testing";
 import { createStreamTranslator, readMessageStream } from "../src/stream.ts";
 import { toChatCompletion } from "../src/response.ts";
 
@@ -191,17 +192,22 @@ describe("readMessageStream", () => {
     expect(JSON.stringify(chunks)).not.toContain("after the end");
   });
 
-  it("yields text and tool-argument deltas as JSON strings, byte for byte what the chunk objects serialise to", async () => {
-    const events = [...EVENTS.slice(0, 7), { type: "content_block_delta", index: 1, delta: { type: "text_delta", text: 'quote " backslash \\ é 🙂 \n' } }, ...EVENTS.slice(7)];
+  it("yields text and tool-argument deltas with their JSON text, byte for byte what the chunk objects serialise to", async () => {
+    const long = "a text delta long enough to be copied by a parse, not sliced";
+    const events = [...EVENTS.slice(0, 7), { type: "content_block_delta", index: 1, delta: { type: "text_delta", text: 'quote " backslash \\ é 🙂 \n' } }, { type: "content_block_delta", index: 1, delta: { type: "text_delta", text: long } }, ...EVENTS.slice(7)];
     const items: ChatStreamItem[] = [];
     for await (const item of readMessageStream(body(sse(events)), { ...CONTEXT, timeoutMs: 1000 })) items.push(item);
     const created = (items[0] as ChatCompletionChunk).created;
     const expected = createStreamTranslator(CONTEXT);
-    const objects = events.flatMap((event) => expected.push(event));
-    expect(items).toHaveLength(objects.length);
-    const strings = items.flatMap((item, i) => (typeof item === "string" ? [[item, JSON.stringify({ ...objects[i], created })]] : []));
-    expect(strings).toHaveLength(5); // three text deltas, two argument fragments
-    for (const [string, object] of strings) expect(string).toBe(object);
+    const objects = events.flatMap((event) => expected.push(event)).map((chunk) => ({ ...chunk, created }));
+    expect(items).toEqual(objects);
+    const texts = items.flatMap((item, i) => (typeof item === "object" && rawJsonOf(item) !== undefined ? [[rawJsonOf(item), JSON.stringify(item), JSON.stringify(objects[i])]] : []));
+    expect(texts).toHaveLength(6); // four text deltas, two argument fragments
+    for (const [text, ownJson, translated] of texts) {
+      expect(text).toBe(ownJson);
+      expect(text).toBe(translated);
+    }
+    expect(items.some((item) => typeof item === "string")).toBe(false);
   });
 
   it("throws 502 for a text delta whose string does not decode, like any event that is not JSON", async () => {

@@ -7,6 +7,7 @@
  */
 import type { HttpBody } from "./http-client.ts";
 import { UpstreamBodyTooLarge } from "./upstream-body-limit.ts";
+import { deliverSoon, type Deliverable } from "./utils/deliver-soon.ts";
 import { promiseOn, type Settlers } from "./utils/promise-on.ts";
 
 /** What a body needs from the request it belongs to. */
@@ -43,19 +44,6 @@ export function abortError(): Error {
   return new DOMException("This operation was aborted", "AbortError");
 }
 
-/** Bodies whose waiting read gets its chunks at the end of the current microtask checkpoint. */
-const toDeliver: StreamedBody[] = [];
-
-function deliverSoon(body: StreamedBody): void {
-  if (toDeliver.push(body) === 1) queueMicrotask(deliverAll);
-}
-
-function deliverAll(): void {
-  // A delivery may resume a paused source, whose chunks can schedule more: the loop takes them too.
-  for (let i = 0; i < toDeliver.length; i++) toDeliver[i]!.deliver();
-  toDeliver.length = 0;
-}
-
 function parseJson(text: string): unknown {
   return JSON.parse(text) as unknown;
 }
@@ -72,7 +60,7 @@ function joined(chunks: Buffer[]): Buffer {
  * reach an SSE reader, and a proxy's client, in one step. Ending the iteration early (`break`)
  * destroys the body.
  */
-export class StreamedBody implements HttpBody, AsyncIterator<Buffer, undefined> {
+export class StreamedBody implements HttpBody, AsyncIterator<Buffer, undefined>, Deliverable {
   private state = OPEN;
   private readonly queue: Buffer[] = [];
   private queued = 0;
@@ -86,7 +74,7 @@ export class StreamedBody implements HttpBody, AsyncIterator<Buffer, undefined> 
   private deadlineKept = false;
   /** A chunk has been handed to an iterating reader. */
   private started = false;
-  /** In `toDeliver`. */
+  /** Queued by `deliverSoon`. */
   private delivering = false;
   private error: unknown;
   /** A read waiting for the next chunk. */

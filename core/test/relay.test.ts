@@ -7,7 +7,7 @@ import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { upstreamTimeout } from "../src/errors.ts";
 import { toUpstreamError, type HttpBody } from "../src/http-client.ts";
-import { openSseRelay, readReplyBytes, usageOfEvent, type RelayOptions } from "../src/responses/relay.ts";
+import { endOfStream, openSseRelay, readReplyBytes, usageOfEvent, type RelayOptions } from "../src/responses/relay.ts";
 import type { Usage } from "../src/types/chat.ts";
 
 const completed = (usage = { input_tokens: 7, output_tokens: 5, total_tokens: 12 }) =>
@@ -164,5 +164,25 @@ describe("openSseRelay", () => {
     expect(usageOfEvent(Buffer.from(delta("x")))).toBeUndefined();
     expect(usageOfEvent(Buffer.from("data: not json\n\n"))).toBeUndefined();
     expect(usageOfEvent(Buffer.from(completed()))).toEqual({ prompt_tokens: 7, completion_tokens: 5, total_tokens: 12 });
+  });
+
+  it("endOfStream reads the last event's fields in any SSE form: CR or CRLF line ends, comments, data over two lines, no blank line", () => {
+    const usage = { prompt_tokens: 7, completion_tokens: 5, total_tokens: 12 };
+    const [name, data] = completed().trimEnd().split("\n") as [string, string];
+    const json = data.slice("data: ".length);
+    // Data over two lines is joined with an LF: the same JSON when the cut is between two keys.
+    const cut = json.indexOf(',"sequence_number"') + 1;
+    const forms = [
+      `${name}\r${data}\r\r`,
+      `${name}\r\n${data}\r\n\r\n`,
+      `: keep-alive\n${name}\ndata:${json}\n\n`,
+      `${name}\ndata: ${json.slice(0, cut)}\ndata: ${json.slice(cut)}\n\n`,
+      `${name}\n${data}`,
+    ];
+    for (const form of forms) expect(endOfStream(Buffer.from(form)), form).toEqual({ terminal: true, usage });
+    // An `error` event is terminal by its name, whatever its data.
+    expect(endOfStream(Buffer.from("event: error\ndata: {}\n\n"))).toEqual({ terminal: true, usage: undefined });
+    expect(endOfStream(Buffer.from(delta("x")))).toEqual({ terminal: false, usage: undefined });
+    expect(endOfStream(undefined)).toEqual({ terminal: false, usage: undefined });
   });
 });

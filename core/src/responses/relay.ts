@@ -12,10 +12,11 @@
  * - The last event, kept as a slice and read once at the end: a stream is whole only when it is
  *   terminal (`response.completed`, `.incomplete`, `.failed`, or `error`; a `[DONE]` after it
  *   aside). Without it the client gets the error event, as for a break. Its usage is read for rate
- *   limits and logs.
+ *   limits and logs. Only that one event's fields are parsed, by eventsource-parser (`lastEventOf`).
  * - Sizes: a JSON body, or one event, may not outgrow `server.upstream_body_limit` (the body's
  *   `bufferLimit`); the stream as a whole is not limited.
  */
+import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { ModelmuxError, upstreamError } from "../errors.ts";
 import type { HttpBody } from "../http-client.ts";
 import { hasData, lastDataEvent, SseBlocks } from "../sse-blocks.ts";
@@ -29,16 +30,35 @@ const TERMINAL_TYPES = new Set(["response.completed", "response.incomplete", "re
 /** An event's data as OpenAI writes it: its type first. */
 const LEADING_TYPE = /^\{"type":"([^"]*)"/;
 
-/** One SSE event's fields, read from its bytes: `event`, and `data` (several lines joined, as SSE says). */
-function fieldsOf(event: Buffer): { event: string | undefined; data: string } {
-  const lines = event.toString("utf8").split(/\r\n|\r|\n/);
-  let name: string | undefined;
-  const data: string[] = [];
-  for (const line of lines) {
-    if (line.startsWith("data:")) data.push(line.slice(line[5] === " " ? 6 : 5));
-    else if (line.startsWith("event:")) name = line.slice(line[6] === " " ? 7 : 6);
-  }
-  return { event: name, data: data.join("\n") };
+/** What `lastEvents` last dispatched. */
+let parsed: EventSourceMessage | undefined;
+
+function keepParsed(event: EventSourceMessage): void {
+  parsed = event;
+}
+
+/**
+ * One parser for every stream's last event, made once (not one per stream): it is fed one event
+ * at a time, dispatches it synchronously and is reset at once, so no state passes from one stream
+ * to the next. No `maxBufferSize`: the event is already in memory, and the parser holds nothing
+ * of it after.
+ */
+const lastEvents = createParser({ onEvent: keepParsed });
+
+/**
+ * The fields of one SSE event (`lastDataEvent`'s bytes): its `event` name and its `data`, several
+ * lines joined. The stream's bytes are relayed unparsed; this one event is all that is parsed.
+ */
+function lastEventOf(event: Buffer): EventSourceMessage | undefined {
+  parsed = undefined;
+  lastEvents.feed(event.toString("utf8"));
+  // Ends the event if its own blank line is missing, or is a lone CR the parser waits on to see
+  // whether an LF follows; after a whole event it dispatches nothing.
+  lastEvents.feed("\n\n");
+  lastEvents.reset();
+  const fields = parsed;
+  parsed = undefined;
+  return fields;
 }
 
 /** The `type` of an event's JSON data, or undefined. */
@@ -55,13 +75,15 @@ function typeOf(data: string): string | undefined {
 
 /** The usage carried by one SSE event's bytes, when it is a terminal responses event. */
 export function usageOfEvent(event: Buffer | undefined): Usage | undefined {
-  return event === undefined ? undefined : usageOfEventData(fieldsOf(event).data);
+  const data = event === undefined ? undefined : lastEventOf(event)?.data;
+  return data === undefined ? undefined : usageOfEventData(data);
 }
 
 /** How a stream ended: whether its last event (not `[DONE]`) is terminal, and that event's usage. */
 export function endOfStream(last: Buffer | undefined): { terminal: boolean; usage: Usage | undefined } {
-  if (last === undefined) return { terminal: false, usage: undefined };
-  const { event, data } = fieldsOf(last);
+  const fields = last === undefined ? undefined : lastEventOf(last);
+  if (fields === undefined) return { terminal: false, usage: undefined };
+  const { event, data } = fields;
   const type = typeOf(data);
   return { terminal: event === "error" || (type !== undefined && TERMINAL_TYPES.has(type)), usage: usageOfEventData(data) };
 }

@@ -146,7 +146,7 @@ for (const behaviour of ["hang", "throw"] as const) {
   describe(`a storage plugin that ${behaviour === "hang" ? "never answers (storage.timeout)" : "fails its reads"}`, () => {
     let h: Harness;
     beforeAll(async () => {
-      const plugin = defineStorage({ name: "broken", optionsSchema: { type: "object" }, setup: () => brokenStorage(behaviour) });
+      const plugin = defineStorage({ contract: 2, name: "broken", optionsSchema: { type: "object" }, setup: () => brokenStorage(behaviour) });
       const config: ModelmuxConfig = testConfig({ echo: { plugin: "provider-echo", models: ["echo-1"] } }, { storage: { plugin: "broken", timeout: "300ms" } });
       h = await startHarness(config, "http", { plugins: { broken: plugin } });
     });

@@ -3,6 +3,7 @@ import { createServer, type AddressInfo, type Server, type Socket } from "node:n
 import { sampleCompletion, testStorage } from "@modelmux/core/testing";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
+import plugin from "../src/index.ts";
 import { fill, listAll, setupStorage } from "./helpers.ts";
 import { deletePrefix, REDIS_URL, redisGate } from "./redis-gate.ts";
 
@@ -176,6 +177,7 @@ describe("storage-unstorage on a Redis that never answers", () => {
 
 testStorage({
   name: SUITE,
+  plugin,
   skip,
   create: () => redisStorage(),
   ttl: { create: (ttlMs) => redisStorage(freshPrefix(), ttlMs) },

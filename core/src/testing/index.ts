@@ -1,7 +1,7 @@
 /**
  * @modelmux/core/testing: the conformance kits plugins end their tests with: `testProvider` for
  * provider plugins, `testStorage` for storage plugins, `testRateLimiter` for rate limiters. They
- * need vitest.
+ * need vitest. `startSilentServer` is a backend that never answers, for a plugin's timeout tests.
  */
 export { testProvider, type ProviderConformanceOptions } from "./test-provider.ts";
 export type { ConformanceUpstream, ReceivedRequest, ScriptedReply, UpstreamRequestReader } from "./types.ts";
@@ -9,3 +9,4 @@ export { parseChunks, readSseData, streamedText, streamedToolCalls } from "./sse
 export { testStorage, sampleCompletion, type StorageConformanceOptions } from "./test-storage.ts";
 export { testRateLimiter, type RateLimiterConformanceOptions } from "./test-rate-limiter.ts";
 export { thrown } from "./thrown.ts";
+export { startSilentServer, type SilentServer } from "./silent-server.ts";

@@ -480,7 +480,7 @@ describe("the limit on what is buffered of a reply (server.upstream_body_limit)"
   });
 });
 
-describe("the timeout bounds the whole wait (README: timeout)", () => {
+describe("the timeout bounds the whole wait (README, \"Errors\": a provider's timeout)", () => {
   // Generous beside the upstream's pace: its gaps are 200 ms at most, a tenth of it.
   const TIMEOUT = 2_000;
   const getQuick = (path: string) => get(path, { timeoutMs: TIMEOUT });

@@ -117,7 +117,7 @@ const logger = createLogger({ level: "warn" });
 /** Sequential POSTs through a real router on `storage`, store: false and true in alternating rounds. */
 async function storeOverhead(storage: Storage, firstIndex: number): Promise<{ plain: Summary; stored: Summary }> {
   // The seeded instance, handed to the router by reference; closing it stays the caller's job.
-  const seeded = defineStorage({ name: "bench-seeded", optionsSchema: { type: "object" }, setup: () => ({ ...storage, close: () => {} }) });
+  const seeded = defineStorage({ contract: 2, name: "bench-seeded", optionsSchema: { type: "object" }, setup: () => ({ ...storage, close: () => {} }) });
   const config = { auth: { api_keys: [{ key: KEY }] }, providers: { echo: { plugin: "provider-echo", models: MODELS } }, storage: { plugin: "bench-seeded" } };
   const router = await createRouter(config, { logger, plugins: { "bench-seeded": seeded } });
   const server = await startServer(router, { host: "127.0.0.1", port: 0 });

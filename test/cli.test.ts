@@ -73,6 +73,18 @@ describe("modelmux check", () => {
     expect(stderr).toBe(`[modelmux] ${CONFIGS}broken-port.yaml: server.port: must be <= 65535\n`);
   });
 
+  it("exits 1 on a storage plugin written for the contract before owners, with one line saying what changed and what to do", async () => {
+    const { code, stdout, stderr } = await run(["check", "--config", "test/fixtures/configs/pre-owner-storage.yaml"]);
+    expect(code).toBe(1);
+    expect(stdout).toBe("");
+    const [line, ...rest] = stderr.split("\n");
+    expect(rest).toEqual([""]);
+    const start = `[modelmux] ${CONFIGS}pre-owner-storage.yaml: [storage:pre-owner] this storage plugin is written for the storage contract before owners`;
+    expect(line!.slice(0, start.length)).toBe(start);
+    expect(line).toContain("getCompletion, updateMetadata and deleteCompletion");
+    expect(line).toContain("add `contract: 2` to its definition");
+  });
+
   it("exits 1 when a plugin option is refused, naming the option's path", async () => {
     const { code, stderr } = await run(["check", "--config", "test/fixtures/configs/bad-plugin-option.yaml"]);
     expect(code).toBe(1);

@@ -1,12 +1,12 @@
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import echoPlugin from "@modelmux/provider-echo";
-import { createRouter, defineProvider, defineRateLimiter, type ModelmuxConfig, type Provider, type Router } from "@modelmux/core";
+import { createRouter, defineProvider, defineRateLimiter, type ModelmuxConfig, type PluginDefinition, type Provider, type Router } from "@modelmux/core";
 import { ConfigError } from "../core/src/config/config-error.ts";
 import { loadConfigFile } from "../core/src/config/load-config.ts";
 import { loadPlugin } from "../core/src/plugins/load-plugin.ts";
 import type { RouterOptions } from "../core/src/router.ts";
-import storagePlugin from "./fixtures/plugins/storage-plugin.ts";
+import storagePlugin, { createFixtureStorage } from "./fixtures/plugins/storage-plugin.ts";
 import { postJson, silentLogger, testConfig } from "./helpers/harness.ts";
 
 const FIXTURES = fileURLToPath(new URL("./fixtures/", import.meta.url));
@@ -264,5 +264,40 @@ describe("RouterOptions.plugins", () => {
     ],
   ])("refuses an injected %s plugin as a provider", async (_kind, definition) => {
     expect(await startError(one("injected"), { plugins: { injected: definition } })).toBe("providers.x.plugin: 'injected' is not a provider plugin");
+  });
+});
+
+describe("the storage contract a storage plugin states", () => {
+  const withStorage = (plugin: string) => testConfig({ echo: { plugin: "provider-echo", models: ["echo-1"] } }, { storage: { plugin } });
+  const PRE_OWNER =
+    "[storage:pre-owner] this storage plugin is written for the storage contract before owners (its defineStorage has no `contract: 2`), " +
+    "so it would lose sight of every stored completion: every Storage call now names the owner (the caller's app): first in getCompletion, " +
+    "updateMetadata and deleteCompletion, and as `owner` on saved entries, list queries and the entries returned. " +
+    "Update the plugin as the README's \"Plugins\" section says and add `contract: 2` to its definition, or name another plugin in storage.plugin";
+
+  it("refuses a plugin written before owners (no `contract`), loaded by path, naming what changed and what to do", async () => {
+    expect(await startError(withStorage("./pre-owner-storage.mjs"), { baseDir: PLUGINS_DIR })).toBe(PRE_OWNER);
+  });
+
+  it("refuses an injected one before its setup runs, and one that states another version", async () => {
+    let setups = 0;
+    const setup = () => (setups++, createFixtureStorage());
+    // What defineStorage made of a definition written for the contract before owners: no `contract`.
+    const preOwner = { kind: "storage", name: "pre-owner", optionsSchema: { type: "object" }, setup } as unknown as PluginDefinition;
+    expect(await startError(withStorage("old"), { plugins: { old: preOwner } })).toBe(PRE_OWNER);
+    const future = { ...storagePlugin, contract: 3, setup } as unknown as PluginDefinition;
+    expect(await startError(withStorage("future"), { plugins: { future } })).toBe(
+      "[storage:fixture-storage] this storage plugin states `contract: 3`, but this modelmux speaks storage contract 2 (every Storage call now names the owner " +
+        "(the caller's app): first in getCompletion, updateMetadata and deleteCompletion, and as `owner` on saved entries, list queries and the entries returned): " +
+        "use a version of the plugin written for contract 2, or name another plugin in storage.plugin",
+    );
+    expect(setups).toBe(0);
+  });
+
+  it("loads a plugin that states `contract: 2`", async () => {
+    await withRouter(withStorage("./storage-plugin.ts"), { baseDir: PLUGINS_DIR }, async (router) => {
+      const stored = await router.fetch(new Request("http://x/v1/chat/completions", postJson({ model: "echo/echo-1", store: true, messages: [{ role: "user", content: "kept" }] })));
+      expect(stored.status).toBe(200);
+    });
   });
 });

@@ -5,15 +5,19 @@
  * every endpoint (retrieve, update, delete, messages, a list's `after`) and see none of the first
  * app's completions in any list; the owner still sees all of them; a token whose app claim names
  * the owner's app shares its scope; keys without `app` share the scope `default`. Responses of
- * the Responses API, which the README says are not scoped, are reachable by any key.
+ * the Responses API, which the README says are not scoped, are reachable by any key. A storage
+ * plugin that lists another owner's completions has them left out by the core, and a page never
+ * says `has_more` without one of the caller's own to page on from.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ModelmuxConfig } from "@modelmux/core";
+import { createLogger, defineStorage, type ModelmuxConfig } from "@modelmux/core";
+import { sampleCompletion } from "@modelmux/core/testing";
 import { startFakeOpenAIResponses } from "./fixtures/fake-openai-responses.ts";
+import { createFixtureStorage } from "./fixtures/plugins/storage-plugin.ts";
 import { AUDIENCE, ISSUER, signer, startJwksServer, type JwksServer, type Signer } from "./fixtures/jwks-server.ts";
 import { postJson, startHarness, testConfig, TEST_KEY, type Harness } from "./helpers/harness.ts";
 import { deletePrefix, REDIS_URL, redisGate } from "../plugins/storage-unstorage/test/redis-gate.ts";
@@ -233,6 +237,47 @@ describe("responses of the Responses API are not scoped by app (README, \"Respon
     } finally {
       await h.close();
       await fake.close();
+    }
+  });
+});
+
+// The core checks a list's entries as well as the plugin: one that breaks the contract and hands
+// back another owner's completions has them left out, and the page never promises more (has_more)
+// when none of the caller's own is left to page on from.
+describe("a storage plugin that lists another owner's completions", () => {
+  it("has them left out, and answers has_more only with some of the caller's own in data", async () => {
+    const backing = createFixtureStorage();
+    const log: string[] = [];
+    // Every page comes back with one completion of another app in front of the caller's own.
+    const leaky = defineStorage({
+      contract: 2,
+      name: "leaky",
+      optionsSchema: { type: "object" },
+      setup: () => ({
+        ...backing,
+        async listCompletions(query) {
+          const page = await backing.listCompletions(query);
+          if (!page) return undefined;
+          const found = [sampleCompletion("chatcmpl-stranger", { owner: "someone-else" }), ...page.data];
+          return { data: found.slice(0, query.limit), hasMore: page.hasMore || found.length > query.limit };
+        },
+      }),
+    });
+    const logger = createLogger({ level: "error", format: "json", write: (text) => log.push(text) });
+    const h = await startHarness(testConfig({ echo: { plugin: "provider-echo", models: ["echo-1"] } }, { storage: { plugin: "leaky" } }), "fetch", { plugins: { leaky }, logger });
+    const list = async (query: string) => (await answer(h, `/v1/chat/completions${query}`, TEST_KEY)).body as { data: Array<{ id: string }>; has_more: boolean; last_id: string | null };
+    try {
+      const ids: string[] = [];
+      for (const text of ["one", "two"]) ids.push((await h.openai.chat.completions.create({ model: "echo/echo-1", store: true, messages: [{ role: "user", content: text }] })).id);
+      // A page of one held only the stranger: nothing to show, and no "more" without a last_id to go on from.
+      expect(await list("?limit=1")).toEqual({ object: "list", data: [], first_id: null, last_id: null, has_more: false });
+      // The caller's own are there, past the stranger; more is promised after the last one shown.
+      expect(await list("?limit=2")).toMatchObject({ data: [{ id: ids[0] }], has_more: true, last_id: ids[0] });
+      expect(await list(`?limit=2&after=${ids[0]}`)).toMatchObject({ data: [{ id: ids[1] }], has_more: false });
+      h.router.logger.flush?.();
+      expect(log.join("\n")).toMatch(/the plugin listed 1 completion\(s\) of another owner/);
+    } finally {
+      await h.close();
     }
   });
 });

@@ -3,6 +3,6 @@
  * is held to the same conformance kit as the built-in one, owners included.
  */
 import { testStorage } from "@modelmux/core/testing";
-import { createFixtureStorage } from "./fixtures/plugins/storage-plugin.ts";
+import plugin, { createFixtureStorage } from "./fixtures/plugins/storage-plugin.ts";
 
-testStorage({ name: "third-party fixture storage", create: async () => createFixtureStorage() });
+testStorage({ name: "third-party fixture storage", plugin, create: async () => createFixtureStorage() });

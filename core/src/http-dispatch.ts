@@ -5,9 +5,10 @@
  * — settle the caller's promise, feed the body, listen for the caller's abort, keep the call's
  * deadline — so the hot path makes no closure, no Readable and no promise per layer.
  *
- * The deadline (README, `timeout`): one timer per request, from its dispatch until the reply is
- * complete or, for a stream, until its reader has the first event (`HttpBody.markStreaming`), or
- * the first chunk for a reader that parses the body its own way (`HttpBody.keepDeadline`).
+ * The deadline (README, "Errors": a provider's `timeout`): one timer per request, from its
+ * dispatch until the reply is complete or, for a stream, until its reader has the first event
+ * (`HttpBody.markStreaming`), or the first chunk for a reader that parses the body its own way
+ * (`HttpBody.keepDeadline`).
  * undici's own timers bound each wait on its own (the headers; each gap between body chunks),
  * which an upstream that drips a byte at a time never trips; the deadline bounds the whole wait.
  * When it passes, the request is cancelled, which closes its connection. A timeout of 0 is no

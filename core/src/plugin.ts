@@ -2,6 +2,8 @@
  * The plugin contract (contract §10). A plugin is an ES module whose default export is made with
  * `defineProvider`, `defineStorage` or `defineRateLimiter`. The core validates the plugin's options
  * against its `optionsSchema` before the server starts, then calls `setup(options, ctx)` once.
+ * A storage plugin also states the version of the storage contract it implements (`contract: 2`,
+ * the contract with owners); one without it, written before owners, is refused when it loads.
  *
  * This file holds what every plugin shares and the provider's side; the storage's side is in
  * `plugins/storage-contract.ts`, the rate limiter's in `plugins/rate-limit-contract.ts`, both

@@ -1,8 +1,8 @@
 /**
- * The HTTP client's timeout bounds the whole wait (README: timeout), against a real `node:http`
- * upstream on 127.0.0.1 (`fixtures/http-upstream.ts`): all of a body read whole, and a stream's
- * headers and first event (or first chunk, for a reader that parses the body itself); after that,
- * each gap. A timeout of 0 is no limit.
+ * The HTTP client's timeout bounds the whole wait (README, "Errors": a provider's timeout), against
+ * a real `node:http` upstream on 127.0.0.1 (`fixtures/http-upstream.ts`): all of a body read whole,
+ * and a stream's headers and first event (or first chunk, for a reader that parses the body
+ * itself); after that, each gap. A timeout of 0 is no limit.
  */
 import { describe, expect, it } from "vitest";
 import { toBodyReadError } from "../src/http-client.ts";
@@ -11,7 +11,7 @@ import { rejection, useHttpUpstream, within } from "./fixtures/http-upstream.ts"
 
 const t = useHttpUpstream();
 
-describe("the timeout bounds the whole wait (README: timeout)", () => {
+describe("the timeout bounds the whole wait (README, \"Errors\": a provider's timeout)", () => {
   // Generous beside the upstream's pace: its gaps are 200 ms at most, a tenth of it.
   const TIMEOUT = 2_000;
   const getQuick = (path: string) => t.get(path, { timeoutMs: TIMEOUT });

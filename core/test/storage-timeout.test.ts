@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Storage } from "../src/plugin.ts";
 import { boundStorage, StorageTimeoutError } from "../src/plugins/storage-timeout.ts";
 
@@ -50,5 +50,42 @@ describe("boundStorage (storage.timeout)", () => {
     await expect(bounded.getCompletion("app", "x")).rejects.toThrow(StorageTimeoutError);
     await expect(bounded.getCompletion("app", "x")).rejects.toThrow(/getCompletion did not finish within storage\.timeout \(30 ms\)/);
     await expect(bounded.close!()).resolves.toBeUndefined();
+  });
+
+  describe("a plugin method that does not return a promise (a JavaScript plugin without `async`)", () => {
+    afterEach(() => void vi.useRealTimers());
+
+    it("answers its plain value, and leaves no timer behind", async () => {
+      vi.useFakeTimers();
+      const entry = { owner: "app" } as never;
+      // What the Storage type cannot say and a JavaScript plugin can do.
+      const plugin = {
+        ...everyMethod(),
+        getCompletion: () => entry,
+        deleteCompletion: () => false,
+        listCompletions: () => undefined,
+        getImage: () => ({ then: (resolve: (value: string) => void) => resolve("a thenable") }),
+      } as unknown as Storage;
+      const bounded = boundStorage(plugin, 1_000);
+      await expect(bounded.getCompletion("app", "x")).resolves.toBe(entry);
+      await expect(bounded.deleteCompletion("app", "x")).resolves.toBe(false);
+      await expect(bounded.listCompletions({ owner: "app", limit: 1, order: "asc" })).resolves.toBeUndefined();
+      await expect(bounded.getImage!("k")).resolves.toBe("a thenable");
+      expect(vi.getTimerCount()).toBe(0);
+    });
+
+    it("turns a throw inside the method into the call's rejection, with the plugin's own error", async () => {
+      const failure = new Error("[storage:plain] no such table");
+      const plugin = {
+        ...everyMethod(),
+        getCompletion: () => {
+          throw failure;
+        },
+      } as Storage;
+      const bounded = boundStorage(plugin, 1_000);
+      let pending: Promise<unknown> | undefined;
+      expect(() => void (pending = bounded.getCompletion("app", "x"))).not.toThrow();
+      await expect(pending).rejects.toBe(failure);
+    });
   });
 });

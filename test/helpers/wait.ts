@@ -8,12 +8,15 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** Resolves once `condition` holds (polled every 10 ms); rejects naming `what` after `timeoutMs`. */
-export async function until(condition: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
+/**
+ * Resolves once `condition` holds (polled every `intervalMs`, 10 by default); rejects naming `what`
+ * after `timeoutMs`. An async condition (one that makes a request) is awaited before the next poll.
+ */
+export async function until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 5000, intervalMs = 10): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
+  while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
+    await sleep(intervalMs);
   }
 }
 

@@ -1,11 +1,11 @@
 /**
- * The stored-completion endpoints (contract §8): list, get, update metadata, delete, and the
- * messages of one completion. All of them need a `storage` plugin.
+ * The stored-completion endpoints (README, "Stored completions"): list, get, update metadata,
+ * delete, and the messages of one completion. All of them need a `storage` plugin.
  *
  * Stored completions belong to the caller's app (`Principal.app`: the API key's `app`, `default`
  * for a key without one, or an identity-provider token's app claim); every storage call names it
  * as the owner, so another app's completion is answered exactly as an id never stored (README,
- * "Stored chat completions"). A storage call that fails or runs out of time is `storage_error`.
+ * "Stored completions"). A storage call that fails or runs out of time is `storage_error`.
  */
 import type { AppContext } from "../app-context.ts";
 import { completionOwnerOf } from "../auth.ts";
@@ -58,8 +58,13 @@ export function createStoredCompletionHandlers(ctx: AppContext) {
       const page = await fromStorage(x, "list stored chat completions", storage.listCompletions({ ...query, owner, limit: Math.max(1, query.limit) }));
       if (!page) throw invalidRequest(`after: no stored chat completion with id '${query.after}'`, { param: "after" });
       const own = page.data.filter((entry) => entry.owner === owner);
+      if (own.length < page.data.length) {
+        ctx.logger.error(`storage: the plugin listed ${page.data.length - own.length} completion(s) of another owner; left out`, { request_id: x.requestId });
+      }
       const data = query.limit === 0 ? [] : own.map(completionView);
-      return jsonReply(listEnvelope(data, query.limit === 0 ? own.length > 0 : page.hasMore));
+      // More is promised only after one of the caller's own, which the next page starts from:
+      // `has_more` with no `last_id` would send a client back to the first page for ever.
+      return jsonReply(listEnvelope(data, own.length > 0 && (query.limit === 0 || page.hasMore)));
     },
 
     async getCompletion(x: Exchange): Promise<Reply> {

@@ -73,6 +73,11 @@ export interface CompletionPage {
  * owners); the core treats one of another owner as not found. The conformance kit `testStorage`
  * of `@modelmux/core/testing` checks all of this.
  *
+ * This is version 2 of the contract (`STORAGE_CONTRACT`): a plugin says so with `contract: 2` in
+ * `defineStorage`, and one without it (written for the contract before owners) is refused at load.
+ * Updating such a plugin: take the owner first in get, update and delete, keep `entry.owner` and
+ * `query.owner` apart in the key layout, return `owner` on every entry (README, "Plugins").
+ *
  * The core bounds every call by `storage.timeout` and answers `storage_error` when one rejects or
  * takes longer; a plugin should still give its own network calls a timeout shorter than that.
  */
@@ -118,14 +123,39 @@ export interface StorageContext extends PluginContext {
   ttlMs: number | undefined;
 }
 
+/**
+ * The version of the `Storage` contract this core speaks. 2: every call names the owner (first in
+ * `getCompletion`, `updateMetadata` and `deleteCompletion`; `owner` on saved and returned entries
+ * and on list queries). A plugin states the version it was written for in its definition's
+ * `contract`; the core refuses at load a plugin that states another or none (a plugin written
+ * before owners would otherwise load and then find nothing: README, "Plugins").
+ */
+export const STORAGE_CONTRACT = 2;
+
 export interface StorageDefinition<Options = Record<string, unknown>> {
   kind: "storage";
+  /**
+   * The version of the `Storage` contract the plugin implements: `2`, the contract with owners.
+   * Required: the core refuses a storage plugin without it when it loads, naming what changed.
+   * Write the number itself, not an imported constant: it is the plugin's own statement.
+   */
+  contract: typeof STORAGE_CONTRACT;
+  /** The plugin's name, used in logs and errors (`[modelmux] [storage:unstorage] …`). */
   name: string;
   optionsSchema: JsonSchema;
   setup(options: Options, ctx: StorageContext): Storage | Promise<Storage>;
 }
 
-/** Defines a storage plugin for stored chat completions. */
+/**
+ * Defines a storage plugin for stored chat completions.
+ * @example
+ * export default defineStorage<{ url: string }>({
+ *   contract: 2,
+ *   name: "acme",
+ *   optionsSchema: { type: "object", properties: { url: { type: "string" } }, required: ["url"] },
+ *   setup: (options, ctx) => createAcmeStorage(options.url, ctx.ttlMs),
+ * });
+ */
 export function defineStorage<Options>(definition: Omit<StorageDefinition<Options>, "kind">): StorageDefinition<Options> {
   return { kind: "storage", ...definition };
 }

@@ -19,6 +19,8 @@ export class StorageTimeoutError extends Error {
 }
 
 type AsyncMethod<A extends unknown[], R> = (...args: A) => Promise<R>;
+/** What a plugin's method may really return: the contract says a promise, JavaScript cannot make it. */
+type PluginMethod<A extends unknown[], R> = (...args: A) => R | PromiseLike<R>;
 
 /**
  * How `boundStorage` passes on each `Storage` method: `bound` by the timeout, or `as-is`. Every key
@@ -44,12 +46,15 @@ const METHOD_NAMES = Object.keys(PASSING) as Array<keyof typeof PASSING>;
  * plugin lacks stays absent.
  */
 export function boundStorage(storage: Storage, timeoutMs: number): Storage {
-  function bound<A extends unknown[], R>(operation: string, method: AsyncMethod<A, R>): AsyncMethod<A, R> {
+  function bound<A extends unknown[], R>(operation: string, method: PluginMethod<A, R>): AsyncMethod<A, R> {
     return function boundCall(...args) {
       let pending: Promise<R>;
       try {
-        pending = method.apply(storage, args);
+        // A method written without `async` may answer with a plain value (or a thenable); the
+        // promise of a method that returns one is passed on as it is.
+        pending = Promise.resolve(method.apply(storage, args));
       } catch (error) {
+        // A throw inside the method is its rejection, as it would be from an `async` method.
         return Promise.reject(error);
       }
       return new Promise<R>((resolve, reject) => {
@@ -67,8 +72,7 @@ export function boundStorage(storage: Storage, timeoutMs: number): Storage {
   for (const name of METHOD_NAMES) {
     const method = storage[name] as ((...args: unknown[]) => unknown) | undefined;
     if (method === undefined) continue;
-    // The contract's `bound` methods all return promises.
-    passed[name] = PASSING[name] === "bound" ? bound(name, method as AsyncMethod<unknown[], unknown>) : (...args) => method.apply(storage, args);
+    passed[name] = PASSING[name] === "bound" ? bound(name, method) : (...args) => method.apply(storage, args);
   }
   // Each method is the plugin's own, wrapped without changing its arguments or its result.
   return passed as Storage;

@@ -1,7 +1,7 @@
 /**
  * @modelmux/core/testing: the conformance kits plugins end their tests with: `testProvider` for
  * provider plugins, `testStorage` for storage plugins, `testRateLimiter` for rate limiters. They
- * need vitest.
+ * need vitest. `startSilentServer` is a backend that never answers, for a plugin's timeout tests.
  */
 export { testProvider, type ProviderConformanceOptions } from "./test-provider.ts";
 export type { ConformanceUpstream, ReceivedRequest, ScriptedReply, UpstreamRequestReader } from "./types.ts";
@@ -11,3 +11,4 @@ export { testRateLimiter, type RateLimiterConformanceOptions } from "./test-rate
 export { thrown } from "./thrown.ts";
 /** The JSON text a plugin gave an object with `withRawJson`: a plugin's test checks it against the object. */
 export { rawJsonOf } from "../chat/raw-json.ts";
+export { startSilentServer, type SilentServer } from "./silent-server.ts";

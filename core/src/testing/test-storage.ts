@@ -1,23 +1,27 @@
 /**
- * The storage conformance kit (contract §8, §10): the battery every storage plugin must pass,
- * against the `Storage` contract itself, with no router around it. Each case gets a fresh storage
- * from `create()` and closes it afterwards. The battery runs once for the owner `default` (API keys
- * without `app`) and once for an app with an unusual name; `storage-owner-cases.ts` adds what keeps
- * owners apart, metadata keys of any string, and the model filter's two names.
+ * The storage conformance kit (README, "Stored completions" and "Plugins"): the battery every
+ * storage plugin must pass, against the `Storage` contract itself, with no router around it. It
+ * checks that the plugin states the contract this core speaks (`contract: 2`), then each case gets
+ * a fresh storage from `create()` and closes it afterwards. The battery runs once for the owner
+ * `default` (API keys without `app`) and once for an app with an unusual name;
+ * `storage-owner-cases.ts` adds what keeps owners apart, metadata keys of any string, and the
+ * model filter's two names.
  * A plugin's test file is a few lines:
  *
  * @example
  * import { testStorage } from "@modelmux/core/testing";
- * import { createMyStorage } from "../src/index.ts";
+ * import plugin, { createMyStorage } from "../src/index.ts";
  *
  * testStorage({
  *   name: "my-storage (memory)",
+ *   plugin,
  *   create: async () => createMyStorage({}),
  *   ttl: { create: async (ttlMs) => createMyStorage({ ttlMs }) },
  * });
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { CompletionListQuery, CompletionOwner, Storage, StoredCompletion } from "../plugin.ts";
+import type { CompletionListQuery, CompletionOwner, Storage, StorageDefinition, StoredCompletion } from "../plugin.ts";
+import { storageContractProblem } from "../plugins/storage-contract-check.ts";
 import { idsOf, listQuery, sampleCompletion, saveAll, T0, walkPages, type SampleOptions } from "./storage-samples.ts";
 import { ownerCases, type KitContext } from "./storage-owner-cases.ts";
 
@@ -26,6 +30,8 @@ export { sampleCompletion } from "./storage-samples.ts";
 export interface StorageConformanceOptions {
   /** Shown in the describe block: `storage conformance: <name>`. */
   name: string;
+  /** The plugin's definition (its default export): the kit checks it states `contract: 2`, as the core does when it loads it. */
+  plugin: StorageDefinition<never>;
   /** A fresh, empty storage; called once per case. */
   create(): Promise<Storage>;
   /** When given, the TTL case runs on a storage made with this `ttlMs` (`storage.ttl`). */
@@ -47,6 +53,11 @@ export function testStorage(options: StorageConformanceOptions): void {
     return;
   }
   describe(title, () => {
+    it("states the storage contract this core speaks (`contract: 2` in defineStorage), or the core refuses it at load", () => {
+      // A JavaScript caller may leave `plugin` out: say so rather than fail on a property of undefined.
+      expect(options.plugin, "testStorage needs `plugin`, the plugin's default export").toBeDefined();
+      expect(storageContractProblem(options.plugin)).toBeUndefined();
+    });
     const kit: KitContext = { storage: undefined as unknown as Storage, opened: [] };
     beforeEach(async () => {
       kit.storage = await options.create();

@@ -2,8 +2,8 @@
  * What only the Redis limiter has: several limiters sharing one Redis, keys that expire, and the
  * failure policy when Redis is unreachable or stalls (never a hang).
  */
-import { createServer, type Server, type Socket } from "node:net";
 import { createLogger } from "@modelmux/core";
+import { startSilentServer } from "@modelmux/core/testing";
 import { Redis } from "ioredis";
 import { afterAll, describe, expect, test } from "vitest";
 import { deletePrefix, REDIS_URL, redisGate } from "../../storage-unstorage/test/redis-gate.ts";
@@ -73,12 +73,9 @@ describe("ratelimit-redis when Redis is unreachable", () => {
   });
 
   test("a Redis that accepts connections but never answers costs at most the timeouts, not a hang", async () => {
-    const sockets: Socket[] = [];
-    const silent: Server = createServer((socket) => void sockets.push(socket));
-    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
-    const { port } = silent.address() as { port: number };
+    const silent = await startSilentServer();
     const started = performance.now();
-    const limiter = await createRedisLimiter({ url: `redis://127.0.0.1:${port}`, prefix: `${prefix}:stall:`, connect_timeout_ms: 300, command_timeout_ms: 100 }, createLogger({ level: "silent" }));
+    const limiter = await createRedisLimiter({ url: `redis://127.0.0.1:${silent.port}`, prefix: `${prefix}:stall:`, connect_timeout_ms: 300, command_timeout_ms: 100 }, createLogger({ level: "silent" }));
     const decision = await limiter.acquire({ id: "s", rules: [rule("app:x")], reservedTokens: 0 });
     expect(decision).toMatchObject({ allowed: true, unavailable: true });
     expect(performance.now() - started).toBeLessThan(2_000);
@@ -86,7 +83,6 @@ describe("ratelimit-redis when Redis is unreachable", () => {
     await limiter.acquire({ id: "s2", rules: [rule("app:x")], reservedTokens: 0 });
     expect(performance.now() - next).toBeLessThan(300);
     await limiter.close?.();
-    for (const socket of sockets) socket.destroy();
-    await new Promise((resolve) => silent.close(resolve));
+    await silent.close();
   });
 });

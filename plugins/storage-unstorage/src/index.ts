@@ -49,6 +49,7 @@ export const optionsSchema: JsonSchema = {
 };
 
 export default defineStorage<UnstorageOptions>({
+  contract: 2,
   name: "unstorage",
   optionsSchema,
   setup(options, ctx): Storage {

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { sampleCompletion, testStorage } from "@modelmux/core/testing";
 import { afterAll, afterEach, describe, expect, test, vi } from "vitest";
-import { atomicFsDriver, createKvStorage } from "../src/index.ts";
+import plugin, { atomicFsDriver, createKvStorage } from "../src/index.ts";
 import { countingDriver, fill, listAll, setupStorage, storageContext } from "./helpers.ts";
 import { testKvLayout } from "./kv-layout.ts";
 
@@ -282,6 +282,7 @@ describe("storage-unstorage on fs", () => {
 
 testStorage({
   name: "storage-unstorage (fs)",
+  plugin,
   create: () => setupStorage({ driver: "fs", base: freshDir() }),
   ttl: { create: (ttlMs) => setupStorage({ driver: "fs", base: freshDir() }, ttlMs) },
 });

@@ -1,7 +1,7 @@
 import { sampleCompletion, testStorage } from "@modelmux/core/testing";
 import { describe, expect, test } from "vitest";
 import memoryDriver from "unstorage/drivers/memory";
-import { createKvStorage } from "../src/index.ts";
+import plugin, { createKvStorage } from "../src/index.ts";
 import { countingDriver, fill, listAll, setupStorage, storageContext } from "./helpers.ts";
 import { testKvLayout } from "./kv-layout.ts";
 
@@ -112,6 +112,7 @@ describe("storage-unstorage on memory: indexes", () => {
 
 testStorage({
   name: "storage-unstorage (memory)",
+  plugin,
   create: () => setupStorage({ driver: "memory" }),
   ttl: { create: (ttlMs) => setupStorage({ driver: "memory" }, ttlMs) },
 });

@@ -1,11 +1,11 @@
 /**
  * `Expect: 100-continue` on node:http (README "Slow clients and connections"). Such a client sends
  * its headers, then waits for `100 Continue` before it uploads its body (curl does for bodies over
- * 1 MB). node writes the 100 at once by default, so a request refused anyway (no key, a body over
- * `server.body_limit`) would still have its whole body uploaded, only to be read and thrown away.
- * Here the 100 is written when the body is first read, and not at all for a body that declares a
- * `content-length` over the limit: a request refused before then gets its reply without a 100, and
- * its connection is closed, since its client, which never sent the body, cannot go on with it.
+ * 1 MB). node writes the 100 at once by default, so a request refused anyway (no key, a declared
+ * `content-length` over `server.body_limit`) would still have its whole body uploaded, only to be
+ * read and thrown away. Here the 100 is written when the body is first read, after every check made
+ * before reading (`utils/read-body.ts`): a request refused before then gets its reply without a
+ * 100, and its connection is closed, since its client, which never sent the body, cannot go on.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 
@@ -29,17 +29,14 @@ export function deferContinue(req: IncomingMessage, res: ServerResponse): void {
 
 /**
  * Called before `req`'s body is read: writes its deferred `100 Continue`, if it has one, and gives
- * its connection back the keep-alive it had. False, with nothing written, when the body's declared
- * `content-length` is over `limit`: it is refused unsent.
+ * its connection back the keep-alive it had.
  */
-export function continueBody(req: IncomingMessage, limit: number): boolean {
+export function continueBody(req: IncomingMessage): void {
   const pending = (req as ContinueRequest)[kContinue];
-  if (pending === undefined) return true;
-  if (Number(req.headers["content-length"]) > limit) return false;
+  if (pending === undefined) return;
   (req as ContinueRequest)[kContinue] = undefined;
   pending.res.shouldKeepAlive = pending.keepAlive;
   pending.res.writeContinue();
-  return true;
 }
 
 /** True while `req` expects a `100 Continue` it has not had: its client has not sent its body. */

@@ -20,11 +20,11 @@ const kBodyRead = Symbol("modelmux.bodyRead");
 type ReadingRequest = IncomingMessage & { [kBodyRead]?: BodyRead };
 
 /**
- * Reads `req`'s body into one Buffer; rejects with a 413 as soon as it outgrows `limit` bytes, or at
- * once when it waits for a `100 Continue` and declares a length over `limit`.
+ * Reads `req`'s body into one Buffer (asking for it first when the client waits for a
+ * `100 Continue`); rejects with a 413 as soon as it outgrows `limit` bytes.
  */
 export function readNodeBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  if (!continueBody(req, limit)) return Promise.reject(bodyTooLarge(limit));
+  continueBody(req);
   return new Promise((resolve, reject) => {
     (req as ReadingRequest)[kBodyRead] = { chunks: [], size: 0, limit, resolve, reject };
     req.on("data", onBodyData);

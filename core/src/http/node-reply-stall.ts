@@ -29,7 +29,11 @@ export function awaitWritten(res: ServerResponse, event: "drain" | "finish", tim
       settle(false);
       // A reset, not a close: a close would leave the unsent bytes in the kernel, which would go on
       // trying to deliver them, and the connection's end, to a client that reads nothing.
-      res.socket?.resetAndDestroy();
+      try {
+        res.socket?.resetAndDestroy();
+      } catch {
+        // Not a plain TCP socket (TLS throws ERR_INVALID_HANDLE_TYPE): closed below instead.
+      }
       // Marks the reply destroyed now (the socket's 'close' comes a tick later).
       res.destroy();
     };

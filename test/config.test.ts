@@ -186,6 +186,7 @@ describe("schema errors name their path", () => {
     ["a bad body_limit", { ...testConfig(ECHO), server: { body_limit: "ten megs" } }, /^server\.body_limit: /],
     ["a max_connections of 0", { ...testConfig(ECHO), server: { max_connections: 0 } }, "server.max_connections: must be >= 1"],
     ["a bad request_timeout", { ...testConfig(ECHO), server: { request_timeout: "soon" } }, /^server\.request_timeout: /],
+    ["a bad write_timeout", { ...testConfig(ECHO), server: { write_timeout: "soon" } }, /^server\.write_timeout: /],
     ["a bad logging level", { ...testConfig(ECHO), logging: { level: "loud" } }, /^logging\.level: must be one of/],
     [
       "an unknown capability",
@@ -301,11 +302,11 @@ describe("createRouter: resolving the config", () => {
 
   it("resolves server settings: defaults, sizes and durations", async () => {
     const defaults = await createRouter(testConfig(ECHO), { env: {}, logger: silentLogger() });
-    expect(defaults.settings).toEqual({ host: "127.0.0.1", port: 8080, bodyLimit: 10 * 1024 ** 2, shutdownTimeoutMs: 10_000, requestTimeoutMs: 60_000, maxConnections: 4096, upstreamBodyLimit: 64 * 1024 ** 2 });
+    expect(defaults.settings).toEqual({ host: "127.0.0.1", port: 8080, bodyLimit: 10 * 1024 ** 2, shutdownTimeoutMs: 10_000, requestTimeoutMs: 60_000, writeTimeoutMs: 60_000, maxConnections: 4096, upstreamBodyLimit: 64 * 1024 ** 2 });
     await defaults.close();
-    const server = { host: "::1", port: 0, body_limit: "64kb", shutdown_timeout: "1500ms", request_timeout: "2m", max_connections: 10, upstream_body_limit: "256kb" };
+    const server = { host: "::1", port: 0, body_limit: "64kb", shutdown_timeout: "1500ms", request_timeout: "2m", write_timeout: "90s", max_connections: 10, upstream_body_limit: "256kb" };
     const set = await createRouter(testConfig(ECHO, { server }), { env: {}, logger: silentLogger() });
-    expect(set.settings).toEqual({ host: "::1", port: 0, bodyLimit: 65_536, shutdownTimeoutMs: 1500, requestTimeoutMs: 120_000, maxConnections: 10, upstreamBodyLimit: 262_144 });
+    expect(set.settings).toEqual({ host: "::1", port: 0, bodyLimit: 65_536, shutdownTimeoutMs: 1500, requestTimeoutMs: 120_000, writeTimeoutMs: 90_000, maxConnections: 10, upstreamBodyLimit: 262_144 });
     await set.close();
   });
 });

@@ -2,7 +2,8 @@
  * What one client can hold of a running server (README "Configuration" and "Errors"): the time to
  * send a request (`server.request_timeout`, 408; its headers within 10 s), the number of open connections
  * (`server.max_connections`), and a body over `server.body_limit` whose 413 the client can read
- * even while it is still sending. Real servers on 127.0.0.1, raw sockets and the openai SDK.
+ * even while it is still sending, or gets before sending it when it waits for `100 Continue`. Real
+ * servers on 127.0.0.1, raw sockets and the openai SDK.
  */
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -265,6 +266,60 @@ describe("a body over server.body_limit", () => {
     const { reply, client } = await sendAllThenRead(head, chunks);
     expectEnvelope(reply, 413, "body_too_large");
     expect((await client.closed).error).toBeUndefined();
+  });
+
+  it("answers a body that waits for 100 Continue and declares more than the limit with its 413: no 100, closed at once", async () => {
+    await logged();
+    const before = refusals();
+    const client = await RawConnection.open(s.port);
+    const startedAt = Date.now();
+    try {
+      // What curl sends before a body over 1 MB: the headers, then nothing until a 100 (or a second).
+      client.send(rawRequest("POST", CHAT, { ...JSON_HEADERS, "content-length": String(1024 ** 2), expect: "100-continue" }));
+      const reply = await client.readResponse(3000);
+      expectEnvelope(reply, 413, "body_too_large");
+      expect(reply.headers.connection).toBe("close");
+      const received = client.received;
+      const { at } = await client.closed;
+      // Closed once answered, not after the 5 s drain of a body that was never invited.
+      expect(at - startedAt).toBeLessThan(3000);
+      expect(client.received, "bytes after the 413").toBe(received);
+    } finally {
+      client.close();
+    }
+    await logged();
+    expect(refusals() - before).toBe(1);
+  });
+
+  it("answers a request refused before its body is read (no key) without a 100, and closes the connection", async () => {
+    const client = await RawConnection.open(s.port);
+    try {
+      client.send(rawRequest("POST", CHAT, { "content-type": "application/json", "content-length": "1000", expect: "100-continue" }));
+      const reply = await client.readResponse(3000);
+      expect(reply.status).toBe(401);
+      expect(reply.headers.connection).toBe("close");
+      expect(await within(client.closed, 3000), "the connection was kept for a body the client never sent").toBeDefined();
+    } finally {
+      client.close();
+    }
+  });
+
+  it("sends 100 Continue to a body within the limit, serves it, and keeps the connection", async () => {
+    const client = await RawConnection.open(s.port);
+    try {
+      const body = JSON.stringify({ model: "echo/echo-1", messages: [{ role: "user", content: "continued" }] });
+      client.send(rawRequest("POST", CHAT, { ...JSON_HEADERS, "content-length": String(Buffer.byteLength(body)), expect: "100-continue" }));
+      expect((await client.readResponse(3000)).status).toBe(100);
+      client.send(body);
+      const reply = await client.readResponse();
+      expect(reply.status, reply.body).toBe(200);
+      expect(JSON.parse(reply.body).choices[0].message.content).toContain("continued");
+      expect(reply.headers.connection).toBe("keep-alive");
+      client.send(rawRequest("GET", "/healthz"));
+      expect((await client.readResponse()).status).toBe(200);
+    } finally {
+      client.close();
+    }
   });
 
   it("stops draining a client that keeps sending: the connection is closed within seconds", async () => {

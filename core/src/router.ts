@@ -124,7 +124,7 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
 
   return {
     fetch,
-    handler: createNodeHandler({ dispatch, logger }),
+    handler: createNodeHandler({ dispatch, logger, writeTimeoutMs: settings.writeTimeoutMs }),
     get app() {
       return (app ??= createH3App(fetch));
     },

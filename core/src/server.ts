@@ -1,12 +1,14 @@
 /**
  * Serving a router on `node:http`, with the limits on what one client may hold
- * (`server.request_timeout`, `server.max_connections`) and the graceful stop of contract §2: stop
- * accepting, answer no new request, let in-flight requests and streams finish (bounded by
+ * (`server.request_timeout`, `server.max_connections`; `server.write_timeout` is the handler's own),
+ * `Expect: 100-continue` answered only for a body that is read, and the graceful stop of contract §2:
+ * stop accepting, answer no new request, let in-flight requests and streams finish (bounded by
  * `server.shutdown_timeout`), close plugins. README "Configuration" says what a client sees of each.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { expectationFailed, invalidRequest } from "./errors.ts";
+import { deferContinue } from "./http/node-expect-continue.ts";
 import { createClientErrorListener, refuse } from "./http/node-refusals.ts";
 import type { Router } from "./router.ts";
 
@@ -47,7 +49,7 @@ const RECLAIM_IDLE_MS = 100;
  * @throws the listen error (`EADDRINUSE`, `EACCES`…) when the address cannot be bound
  */
 export async function startServer(router: Router, listen: { host: string; port: number }): Promise<RunningServer> {
-  const { requestTimeoutMs, maxConnections, shutdownTimeoutMs } = router.settings;
+  const { requestTimeoutMs, writeTimeoutMs, maxConnections, shutdownTimeoutMs } = router.settings;
   // 0 (no request_timeout) is no limit on headers either.
   const headersTimeoutMs = Math.min(requestTimeoutMs, HEADERS_TIMEOUT_MS);
   const inFlight = new Set<ServerResponse>();
@@ -62,6 +64,23 @@ export async function startServer(router: Router, listen: { host: string; port: 
     server.closeIdleConnections();
     if (inFlight.size === 0) drained?.();
   };
+  const onRequest = function onRequest(req: IncomingMessage, res: ServerResponse) {
+    if (stopping) {
+      // A request that came after the signal is not served: its connection is closed unanswered,
+      // which a client may retry elsewhere (unless it waits behind a reply still in flight).
+      res.socket?.destroy();
+      return;
+    }
+    if (req.httpVersionMinor === 1 && req.httpVersionMajor === 1 && req.headers.host === undefined) {
+      // RFC 9112 §3.2: an HTTP/1.1 request without Host is a 400.
+      refuse(res, invalidRequest("An HTTP/1.1 request must have a Host header: send one.", { code: "invalid_request" }), writeTimeoutMs, req.headers["x-request-id"]);
+      return;
+    }
+    inFlight.add(res);
+    // 'close' is emitted once per response, so `on` does what `once` would without its wrapper.
+    res.on("close", requestDone);
+    router.handler(req, res);
+  };
   const server = createServer(
     {
       keepAliveTimeout: 65_000,
@@ -74,28 +93,18 @@ export async function startServer(router: Router, listen: { host: string; port: 
       // Checked below, the same one check, to answer in the envelope.
       requireHostHeader: false,
     },
-    (req, res) => {
-      if (stopping) {
-        // A request that came after the signal is not served: its connection is closed unanswered,
-        // which a client may retry elsewhere (unless it waits behind a reply still in flight).
-        res.socket?.destroy();
-        return;
-      }
-      if (req.httpVersionMinor === 1 && req.httpVersionMajor === 1 && req.headers.host === undefined) {
-        // RFC 9112 §3.2: an HTTP/1.1 request without Host is a 400.
-        refuse(res, invalidRequest("An HTTP/1.1 request must have a Host header: send one.", { code: "invalid_request" }), req.headers["x-request-id"]);
-        return;
-      }
-      inFlight.add(res);
-      // 'close' is emitted once per response, so `on` does what `once` would without its wrapper.
-      res.on("close", requestDone);
-      router.handler(req, res);
-    },
+    onRequest,
   );
   server.maxConnections = maxConnections;
   server.on("clientError", createClientErrorListener(router.logger, { requestTimeoutMs, headersTimeoutMs }));
-  // Without this listener node:http answers a bare 417 (100-continue is answered without it).
-  server.on("checkExpectation", (req: IncomingMessage, res: ServerResponse) => refuse(res, expectationFailed(), req.headers["x-request-id"]));
+  // Without this listener node:http answers a bare 417.
+  server.on("checkExpectation", (req: IncomingMessage, res: ServerResponse) => refuse(res, expectationFailed(), writeTimeoutMs, req.headers["x-request-id"]));
+  // Without this listener node:http writes `100 Continue` before the router has looked at the
+  // request, and the client uploads a body that may be refused unread (no key, over body_limit).
+  server.on("checkContinue", (req: IncomingMessage, res: ServerResponse) => {
+    deferContinue(req, res);
+    onRequest(req, res);
+  });
   let lastDropWarning = -Infinity;
   let lastReclaim = -Infinity;
   server.on("drop", () => {

@@ -16,6 +16,8 @@ export interface ServerSettings {
   shutdownTimeoutMs: number;
   /** Time to receive a request's headers and body; 0 is no limit. */
   requestTimeoutMs: number;
+  /** The longest a reply's write may wait for the client to take more of it; 0 is no limit. */
+  writeTimeoutMs: number;
   maxConnections: number;
   /** `server.upstream_body_limit` in bytes. */
   upstreamBodyLimit: number;
@@ -30,6 +32,8 @@ export function resolveServer(config: ModelmuxConfig): ServerSettings {
     shutdownTimeoutMs: parseTimer(server.shutdown_timeout ?? "10s", "server.shutdown_timeout"),
     // Enough for a 10mb body (the default body_limit) on a 1.5 Mbit/s uplink; a prompt takes milliseconds.
     requestTimeoutMs: parseTimer(server.request_timeout ?? "60s", "server.request_timeout"),
+    // A client that takes not even 64 KB of its reply in a minute (about 1 KB/s) is gone or stalling on purpose.
+    writeTimeoutMs: parseTimer(server.write_timeout ?? "60s", "server.write_timeout"),
     // Room for a thousand long streams and the load beside them, below common open-file limits.
     maxConnections: server.max_connections ?? 4096,
     upstreamBodyLimit: server.upstream_body_limit === undefined ? DEFAULT_UPSTREAM_BODY_LIMIT : upstreamBodyLimit(server.upstream_body_limit),

@@ -77,6 +77,8 @@ export interface ModelmuxConfig {
     body_limit?: Size;
     shutdown_timeout?: Duration;
     request_timeout?: Duration;
+    /** The longest a reply may wait for its client to take more of it; then the connection is closed. 0 is no limit. Default 60s. */
+    write_timeout?: Duration;
     max_connections?: number;
     public_url?: string;
     trusted_proxies?: string[];

@@ -6,8 +6,11 @@ import type { Logger } from "../logger.ts";
 import type { Exchange } from "./exchange.ts";
 import { loggedPath } from "./error-reply.ts";
 
-/** Logs the end of `x` with its status. */
-export function logAccess(logger: Logger, x: Exchange, status: number): void {
+/**
+ * Logs the end of `x` with its status; `closed` says why the router closed the connection before the
+ * reply was whole (`write_timeout`).
+ */
+export function logAccess(logger: Logger, x: Exchange, status: number, closed?: string): void {
   if (logger.level < 3) return; // below info: skip building the fields at all
   const ms = Math.round((performance.now() - x.startedAt) * 10) / 10;
   const { principal, model, usage } = x;
@@ -22,6 +25,7 @@ export function logAccess(logger: Logger, x: Exchange, status: number): void {
     fields.app = principal.app;
     fields.developer = principal.developer;
   }
+  if (closed) fields.closed = closed;
   fields.request_id = x.requestId;
   logger.access(`${x.method} ${loggedPath(x.path)}`, fields);
 }

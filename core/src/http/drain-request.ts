@@ -8,6 +8,7 @@
  * `connection: close` close the socket.
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:http";
+import { endWritten } from "./node-reply-stall.ts";
 
 /** The most that is read (and discarded) of what a refused client still sends. */
 export const DRAIN_BYTES = 16 * 1024 * 1024;
@@ -16,10 +17,11 @@ export const DRAIN_MS = 5_000;
 
 /**
  * Writes a whole reply on `res` now, then discards the rest of `req`'s body until it ends, the
- * client goes, `DRAIN_BYTES` have come or `DRAIN_MS` have passed; then ends the response. Only
- * for replies that close the connection.
+ * client goes, `DRAIN_BYTES` have come or `DRAIN_MS` have passed; then ends the response, whose
+ * client then has `writeTimeoutMs` to take what is left of it. Only for replies that close the
+ * connection.
  */
-export function replyThenDrain(req: IncomingMessage, res: ServerResponse, status: number, headers: OutgoingHttpHeaders, body: string): void {
+export function replyThenDrain(req: IncomingMessage, res: ServerResponse, status: number, headers: OutgoingHttpHeaders, body: string, writeTimeoutMs: number): void {
   res.writeHead(status, { ...headers, "content-length": Buffer.byteLength(body) });
   res.write(body);
   let left = DRAIN_BYTES;
@@ -29,7 +31,7 @@ export function replyThenDrain(req: IncomingMessage, res: ServerResponse, status
     req.off("end", done);
     req.off("error", done);
     res.off("close", done);
-    if (!res.writableEnded) res.end();
+    if (!res.writableEnded) void endWritten(res, undefined, writeTimeoutMs);
   };
   function discard(chunk: Buffer) {
     left -= chunk.length;

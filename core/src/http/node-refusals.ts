@@ -11,6 +11,7 @@ import type { Socket } from "node:net";
 import { chunkExtensionsTooLarge, headersTimedOut, headersTooLarge, invalidRequest, requestTimedOut, type ModelmuxError } from "../errors.ts";
 import type { Logger } from "../logger.ts";
 import { requestIdFor } from "./exchange.ts";
+import { endWritten } from "./node-reply-stall.ts";
 import { failBodyRead } from "./node-request-body.ts";
 import { JSON_TYPE } from "./reply.ts";
 
@@ -34,11 +35,14 @@ function refusalOf(error: ModelmuxError, requestId: string): { status: number; h
   return { status: error.status, headers, body };
 }
 
-/** Answers `error` on a response the router never got, which closes its connection. */
-export function refuse(res: ServerResponse, error: ModelmuxError, given?: string | string[]): void {
+/**
+ * Answers `error` on a response the router never got, which closes its connection once its client
+ * has the reply (or has taken none of it for `writeTimeoutMs`, `server.write_timeout`).
+ */
+export function refuse(res: ServerResponse, error: ModelmuxError, writeTimeoutMs: number, given?: string | string[]): void {
   const { status, headers, body } = refusalOf(error, requestIdFor(typeof given === "string" ? given : undefined));
   res.writeHead(status, headers);
-  res.end(body);
+  void endWritten(res, body, writeTimeoutMs);
 }
 
 /** The one writer of a reply straight to a socket, for a request node:http never handed on. */

@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage } from "node:http";
 import { bodyTooLarge } from "../errors.ts";
+import { continueBody } from "./node-expect-continue.ts";
 
 /** A body being read: its chunks so far, kept on the request while its listeners run. */
 interface BodyRead {
@@ -18,8 +19,12 @@ interface BodyRead {
 const kBodyRead = Symbol("modelmux.bodyRead");
 type ReadingRequest = IncomingMessage & { [kBodyRead]?: BodyRead };
 
-/** Reads `req`'s body into one Buffer; rejects with a 413 as soon as it outgrows `limit` bytes. */
+/**
+ * Reads `req`'s body into one Buffer (asking for it first when the client waits for a
+ * `100 Continue`); rejects with a 413 as soon as it outgrows `limit` bytes.
+ */
 export function readNodeBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  continueBody(req);
   return new Promise((resolve, reject) => {
     (req as ReadingRequest)[kBodyRead] = { chunks: [], size: 0, limit, resolve, reject };
     req.on("data", onBodyData);

@@ -1,12 +1,13 @@
 /**
  * Writes an SSE reply on node:http: frames batched per tick into as few writes as possible (a whole
  * stream that arrived in one upstream read leaves in one), with the socket's backpressure, and the
- * upstream released when the client leaves early.
+ * upstream released when the client leaves early, or stops reading for `server.write_timeout`.
  */
 import type { ServerResponse } from "node:http";
 import type { Logger } from "../logger.ts";
 import { logAccess } from "./access-log.ts";
 import type { Exchange } from "./exchange.ts";
+import { awaitWritten, endWritten, WRITE_TIMEOUT_CLOSED } from "./node-reply-stall.ts";
 import type { SseReply } from "./reply.ts";
 
 /** Text frames are written in batches of at most this many characters. */
@@ -63,35 +64,30 @@ function flushBatch(batch: SseBatch): void {
   batch.flush();
 }
 
-function waitForDrain(res: ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off("drain", done);
-      res.off("close", done);
-      resolve();
-    };
-    res.on("drain", done);
-    res.on("close", done);
-  });
-}
-
-/** Writes the frames as they come, with backpressure; the last batch leaves with the end, in one write. */
-export async function writeSse(logger: Logger, x: Exchange, res: ServerResponse, reply: SseReply): Promise<void> {
+/**
+ * Writes the frames as they come, with backpressure; the last batch leaves with the end, in one write.
+ * A wait for the client that outlasts `writeTimeoutMs` closes the connection (`node-reply-stall.ts`).
+ */
+export async function writeSse(logger: Logger, x: Exchange, res: ServerResponse, reply: SseReply, writeTimeoutMs: number): Promise<void> {
   const { frames } = reply;
   res.writeHead(200, { ...reply.headers, "x-request-id": x.requestId });
   const batch = new SseBatch(res);
   batch.schedule();
   let complete = false;
+  let written = true;
   try {
     for (;;) {
       if (res.destroyed) break;
       if (batch.full) {
         batch.full = false;
-        if (res.writableNeedDrain) await waitForDrain(res);
+        if (res.writableNeedDrain && !(written = await awaitWritten(res, "drain", writeTimeoutMs))) break;
         continue;
       }
       const { done, value } = await frames.next();
-      if (done) break;
+      if (done) {
+        complete = true;
+        break;
+      }
       if (typeof value === "string") batch.push(value);
       else {
         // Bytes relayed as they came: after the text before them, in order.
@@ -99,15 +95,14 @@ export async function writeSse(logger: Logger, x: Exchange, res: ServerResponse,
         if (!res.destroyed && !res.write(value)) batch.full = true;
       }
     }
-    complete = true;
   } catch (error) {
     // The frames never throw by contract; one that does is a bug, logged, and the stream is ended.
     logger.error(`stream of ${x.method} ${x.path} failed`, { request_id: x.requestId }, error);
   } finally {
-    // Releases the upstream when the client left early.
+    // Releases the upstream when the client left early or was closed for a stall.
     if (!complete) await frames.return?.();
     const rest = batch.take();
-    if (!res.destroyed && !res.writableEnded) res.end(rest === "" ? undefined : rest);
-    logAccess(logger, x, 200);
+    if (!res.writableEnded && written) written = await endWritten(res, rest === "" ? undefined : rest, writeTimeoutMs);
+    logAccess(logger, x, 200, written ? undefined : WRITE_TIMEOUT_CLOSED);
   }
 }

@@ -36,6 +36,17 @@ function configError(fn: () => unknown): string {
   throw new Error("expected a ConfigError");
 }
 
+/** "started" when a router starts on `config` (and is closed again), else the message it is refused with. */
+async function startOrRefusal(config: ModelmuxConfig): Promise<string> {
+  return createRouter(config, { logger: silentLogger(), env: {} }).then(
+    async (router) => {
+      await router.close();
+      return "started";
+    },
+    (error: unknown) => (error as Error).message,
+  );
+}
+
 describe("durations in days", () => {
   it("parses d, with the other units", () => {
     expect(parseDuration("30d")).toBe(30 * DAY_MS);
@@ -80,33 +91,17 @@ describe("durations in days", () => {
   });
 
   it("refuses a timeout longer than a Node.js timer holds, naming it", async () => {
-    const refused = async (config: ModelmuxConfig) =>
-      createRouter(config, { logger: silentLogger(), env: {} }).then(
-        async (router) => {
-          await router.close();
-          return "started";
-        },
-        (error: unknown) => (error as Error).message,
-      );
-    expect(await refused(testConfig({ echo: { ...ECHO.echo, timeout: "30d" } }))).toBe("providers.echo.timeout: must be at most 24d (the longest timer Node.js can set)");
-    expect(await refused(testConfig(ECHO, { server: { shutdown_timeout: "25d" } }))).toBe("server.shutdown_timeout: must be at most 24d (the longest timer Node.js can set)");
-    expect(await refused(testConfig({ echo: { ...ECHO.echo, timeout: "24d" } }))).toBe("started");
+    expect(await startOrRefusal(testConfig({ echo: { ...ECHO.echo, timeout: "30d" } }))).toBe("providers.echo.timeout: must be at most 24d (the longest timer Node.js can set)");
+    expect(await startOrRefusal(testConfig(ECHO, { server: { shutdown_timeout: "25d" } }))).toBe("server.shutdown_timeout: must be at most 24d (the longest timer Node.js can set)");
+    expect(await startOrRefusal(testConfig({ echo: { ...ECHO.echo, timeout: "24d" } }))).toBe("started");
   });
 
   it("takes a provider timeout of 0 as no limit, and refuses an upstream_body_limit of 0 bytes, naming it", async () => {
-    const refused = async (config: ModelmuxConfig) =>
-      createRouter(config, { logger: silentLogger(), env: {} }).then(
-        async (router) => {
-          await router.close();
-          return "started";
-        },
-        (error: unknown) => (error as Error).message,
-      );
-    expect(await refused(testConfig({ echo: { ...ECHO.echo, timeout: 0 } }))).toBe("started");
+    expect(await startOrRefusal(testConfig({ echo: { ...ECHO.echo, timeout: 0 } }))).toBe("started");
     const zero = "server.upstream_body_limit: must be at least 1 byte, e.g. 64mb (the default); 0 would refuse every upstream reply";
-    expect(await refused(testConfig(ECHO, { server: { upstream_body_limit: "0b" } }))).toBe(zero);
-    expect(await refused(testConfig(ECHO, { server: { upstream_body_limit: "0.5b" } }))).toBe(zero);
-    expect(await refused(testConfig(ECHO, { server: { upstream_body_limit: 1 } }))).toBe("started");
+    expect(await startOrRefusal(testConfig(ECHO, { server: { upstream_body_limit: "0b" } }))).toBe(zero);
+    expect(await startOrRefusal(testConfig(ECHO, { server: { upstream_body_limit: "0.5b" } }))).toBe(zero);
+    expect(await startOrRefusal(testConfig(ECHO, { server: { upstream_body_limit: 1 } }))).toBe("started");
   });
 });
 

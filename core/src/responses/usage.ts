@@ -7,6 +7,7 @@
  * a usage (another key order, pretty-printed JSON), the whole text is parsed.
  */
 import type { Usage } from "../types/chat.ts";
+import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from "../utils/json-chars.ts";
 
 /** A responses `usage` (`input_tokens`, `output_tokens`) in the chat shape the core counts in. */
 export function toChatUsage(usage: unknown): Usage | undefined {
@@ -21,12 +22,6 @@ export function usageOfResponse(response: unknown): Usage | undefined {
   return typeof response === "object" && response !== null ? toChatUsage((response as { usage?: unknown }).usage) : undefined;
 }
 
-const QUOTE = 34;
-const BACKSLASH = 92;
-const OPEN = 123;
-const CLOSE = 125;
-const OPEN_ARRAY = 91;
-const CLOSE_ARRAY = 93;
 const WHITESPACE = /^\s*$/;
 
 /**
@@ -43,8 +38,8 @@ function closingAt(text: string, from: number, depth: number): number {
         if (s === BACKSLASH) i++;
         else if (s === QUOTE) break;
       }
-    } else if (c === OPEN || c === OPEN_ARRAY) at++;
-    else if ((c === CLOSE || c === CLOSE_ARRAY) && --at === depth) return i;
+    } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) at++;
+    else if ((c === CLOSE_OBJECT || c === CLOSE_ARRAY) && --at === depth) return i;
   }
   return -1;
 }

@@ -8,6 +8,7 @@
  * search. Only when the limit is crossed is the body read a second time, to name the path.
  */
 import { appendKey } from "../validation/error-path.ts";
+import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from "./json-chars.ts";
 
 /**
  * The deepest nesting of objects and arrays a request body may have: the body itself is level 1.
@@ -23,15 +24,6 @@ export const MAX_BODY_DEPTH = 64;
  * the stack.
  */
 export const MAX_UPSTREAM_DEPTH = 256;
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
-const COMMA = 0x2c;
-const COLON = 0x3a;
 
 /** A string's first bytes are read here; past them the native search is cheaper than a JS loop. */
 const SHORT_STRING = 48;

@@ -1,0 +1,12 @@
+/**
+ * The character codes of JSON's structural characters, for the scanners that walk JSON text or
+ * bytes without parsing it (the same values as UTF-8 bytes and as `charCodeAt` results).
+ */
+export const QUOTE = 0x22;
+export const BACKSLASH = 0x5c;
+export const OPEN_OBJECT = 0x7b;
+export const CLOSE_OBJECT = 0x7d;
+export const OPEN_ARRAY = 0x5b;
+export const CLOSE_ARRAY = 0x5d;
+export const COMMA = 0x2c;
+export const COLON = 0x3a;

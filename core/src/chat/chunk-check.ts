@@ -69,7 +69,7 @@ export interface ChunkCheckOptions {
   choices?: number;
   /** The client asked for `stream_options.include_usage`: the usage chunk is relayed, not dropped. */
   includeUsage: boolean;
-  /** The client set `service_tier`; otherwise it is removed from chunks (service-interface.md). */
+  /** The client set `service_tier`; otherwise it is removed from chunks (README "Endpoints"). */
   keepServiceTier: boolean;
   /** Called with each usage the stream reports (the last one counts). */
   onUsage?: ((usage: Usage) => void) | undefined;

@@ -2,7 +2,7 @@
  * Relaying an upstream stream that is already in the client's format (OpenAI
  * `chat.completion.chunk` events) in whole reads. A read of the body brings a dozen or more
  * events; they are cut at the last event boundary, and their text is passed on as one piece,
- * unchanged but for what the contract asks (contract §8, service-interface.md): the usage chunk is
+ * unchanged but for what the client is owed (README "Endpoints" and "Errors"): the usage chunk is
  * read (and dropped for a client that did not ask for it), `service_tier` is removed unless the
  * client set it, an error event becomes the stream's one error event, and `data: [DONE]` ends the
  * stream (the core sends its own).

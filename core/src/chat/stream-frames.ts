@@ -1,5 +1,5 @@
 /**
- * Turns a provider's stream items into the SSE frames the client gets (contract §8): one
+ * Turns a provider's stream items into the SSE frames the client gets (README "Errors"): one
  * `data:` event per chunk, `data: [DONE]` at the end, one error event (and no `[DONE]`) when the
  * provider fails mid-stream. Chunks that arrive as JSON strings are passed on as that text: they
  * are parsed for the checks, never serialised again. A chunk object that carries its JSON text

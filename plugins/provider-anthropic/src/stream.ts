@@ -54,6 +54,12 @@ export interface StreamTranslator {
   textChunk(literal: string): ChatCompletionChunk | null | undefined;
   /** The same for an `input_json_delta` of content block `blockIndex`: the tool call's argument fragment. */
   argumentsChunk(blockIndex: number, literal: string): ChatCompletionChunk | null | undefined;
+  /**
+   * The chunks that close a body that ended without `message_stop` (none after it): the usage
+   * chunk once `message_delta` has given the stop reason, as the answer is then whole and
+   * `message_stop` adds nothing to it. Throws 502 for a body that ended before the stop reason.
+   */
+  end(): ChatCompletionChunk[];
   /** True once `message_stop` has been translated: the reply is complete. */
   readonly done: boolean;
 }
@@ -145,13 +151,22 @@ export function createStreamTranslator(context: StreamContext): StreamTranslator
       case "message_stop": {
         done = true;
         const last: ChatCompletionChunk[] = finished ? [] : [chunk({}, mapStopReason(undefined))];
-        return [...last, { id: messageId(), object: "chat.completion.chunk", created, model, choices: [], usage: toUsage(usage) }];
+        return [...last, usageChunk()];
       }
       case "error":
         throw toStreamError(context.provider, event, context.secret);
       default:
         return []; // ping, and events added to the API later
     }
+  }
+
+  const usageChunk = (): ChatCompletionChunk => ({ id: messageId(), object: "chat.completion.chunk", created, model, choices: [], usage: toUsage(usage) });
+
+  function end(): ChatCompletionChunk[] {
+    if (done) return [];
+    if (!finished) throw upstreamError(`${context.provider}: the stream ended before message_stop.`);
+    done = true;
+    return [usageChunk()];
   }
 
   /** `{"id":…,"object":…,"created":…,"model":…` for the current id and model; reset by `message_start`. */
@@ -183,6 +198,7 @@ export function createStreamTranslator(context: StreamContext): StreamTranslator
     push,
     textChunk,
     argumentsChunk,
+    end,
     get done() {
       return done;
     },
@@ -274,9 +290,11 @@ export interface ReadMessageStreamOptions extends StreamContext {
 /**
  * Yields the chunks of an Anthropic SSE body, one batch per upstream read (what
  * `chatStreamBatches` hands the core; never an empty batch), in order, and stops after
- * `message_stop`. Throws the mapped error for an `error` event, 502 for an event that is not JSON,
- * each after a batch of the chunks before it; 502 for a body that ends before `message_stop` (a
- * reply cut short must not look complete), 504 for a stalled body. Text and tool-argument deltas
+ * `message_stop`. A body that ends after `message_delta` gave the stop reason, without
+ * `message_stop`, is whole: its last batch is the usage chunk. Throws the mapped error for an
+ * `error` event, 502 for an event that is not JSON, each after a batch of the chunks before it; 502
+ * for a body that ends before the stop reason (a reply cut short must not look complete), 504 for a
+ * stalled body. Text and tool-argument deltas
  * come with their JSON text (`withRawJson`: the core checks the object and writes the text as it
  * is), every other chunk as a plain object; the two read the same to a client.
  */
@@ -293,7 +311,8 @@ export async function* readMessageStreamBatches(body: HttpBody, options: ReadMes
   } catch (error) {
     throw toBodyReadError(error, options.provider, options.timeoutMs);
   }
-  throw upstreamError(`${options.provider}: the stream ended before message_stop.`);
+  const last = translator.end();
+  if (last.length > 0) yield last;
 }
 
 /** The same chunks one at a time (the `chatStream` contract). */

@@ -11,6 +11,35 @@ const chunk = (content: string) =>
 const usageChunk = '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","service_tier":"default","choices":[],"usage":{"prompt_tokens":2,"completion_tokens":3,"total_tokens":5}}';
 const finish = (index = 0) => `{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":${index},"delta":{},"finish_reason":"stop"}]}`;
 
+/** A read that never ends. */
+const NEVER = new Promise<never>(() => {});
+
+/** Polls `condition` every 20 ms until it holds; fails after 5 s. */
+async function until(condition: () => boolean): Promise<void> {
+  for (let waited = 0; !condition(); waited += 20) {
+    if (waited > 5000) throw new Error("the condition never held");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/**
+ * A provider call as the core gives `openChatStreamFrames` (`FramedCall`), counting its cancels;
+ * `read` is an upstream read that ends, with the abort error, when the call is cancelled.
+ */
+function heldCall() {
+  let abort!: (error: Error) => void;
+  const read = new Promise<never>((_, reject) => (abort = reject));
+  read.catch(() => {});
+  const call = {
+    cancels: 0,
+    cancel() {
+      call.cancels++;
+      abort(Object.assign(new Error("This operation was aborted"), { name: "AbortError" }));
+    },
+  };
+  return { call, read };
+}
+
 async function* from<T>(items: T[], failAfter?: boolean): AsyncGenerator<T> {
   yield* items;
   if (failAfter) throw new Error("broke off");
@@ -139,7 +168,7 @@ describe("openChatStreamFrames: a stream must be whole", () => {
     async function* leaving(): AsyncGenerator<ChatStreamItem | readonly ChatStreamItem[]> {
       yield [chunk("a"), finish()];
       gone = true;
-      await new Promise((resolve) => setTimeout(resolve, 3000));
+      await NEVER;
     }
     const frames: string[] = [];
     const options = { provider: "p", includeUsage: false, keepServiceTier: false, clientGone: () => gone, beforeDone: async () => void stored++ };
@@ -148,39 +177,63 @@ describe("openChatStreamFrames: a stream must be whole", () => {
     expect(stored).toBe(0);
   });
 
-  it("ends about a second after the last finish reason when nothing more comes, and relays a usage chunk that comes within it", async () => {
+  it("ends a second after the last finish reason when nothing more comes, cancelling the call whose read is pending; the client is not gone", async () => {
+    const { call, read } = heldCall();
     let released = false;
-    async function* held(usageAfterMs?: number): AsyncGenerator<ChatStreamItem | readonly ChatStreamItem[]> {
+    let stored = 0;
+    async function* held(): AsyncGenerator<ChatStreamItem | readonly ChatStreamItem[]> {
       try {
         yield [chunk("a"), finish()];
-        if (usageAfterMs !== undefined) {
-          await new Promise((resolve) => setTimeout(resolve, usageAfterMs));
-          yield usageObject;
-        }
-        await new Promise((resolve) => setTimeout(resolve, 3000));
-        yield chunk("late");
+        // The upstream holds its connection open: the read ends only when the call is cancelled.
+        yield await read;
+      } finally {
+        released = true;
+      }
+    }
+    const options = { provider: "p", includeUsage: true, keepServiceTier: false, clientGone: () => false, beforeDone: async () => void stored++, call };
+    const frames: string[] = [];
+    for await (const frame of await openChatStreamFrames(held(), options)) frames.push(frame);
+    expect(frames.at(-1)).toBe("data: [DONE]\n\n");
+    expect(stored).toBe(1);
+    expect(call.cancels).toBe(1);
+    // The provider's iterator is let go of: its read ended with the cancel.
+    await until(() => released);
+  });
+
+  it("ends a second after the last finish reason even when the provider's read never ends (a call it does not pass on)", async () => {
+    async function* stuck(): AsyncGenerator<ChatStreamItem | readonly ChatStreamItem[]> {
+      yield [chunk("a"), finish()];
+      yield await NEVER;
+    }
+    const frames: string[] = [];
+    for await (const frame of await openChatStreamFrames(stuck(), { provider: "p", includeUsage: false, keepServiceTier: false, clientGone: () => false })) frames.push(frame);
+    expect(frames.at(-1)).toBe("data: [DONE]\n\n");
+  });
+
+  it("relays a usage chunk that comes within the second after the last finish reason, and then cancels nothing", async () => {
+    const { call } = heldCall();
+    let released = false;
+    async function* held(): AsyncGenerator<ChatStreamItem | readonly ChatStreamItem[]> {
+      try {
+        yield [chunk("a"), finish()];
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        yield usageObject;
+        yield await NEVER;
       } finally {
         released = true;
       }
     }
     const usage: Usage[] = [];
-    const options = { provider: "p", includeUsage: true, keepServiceTier: false, clientGone: () => false, onUsage: (u: Usage) => usage.push(u) };
-    const started = Date.now();
+    const options = { provider: "p", includeUsage: true, keepServiceTier: false, clientGone: () => false, onUsage: (u: Usage) => usage.push(u), call };
     const frames: string[] = [];
     for await (const frame of await openChatStreamFrames(held(), options)) frames.push(frame);
-    expect(Date.now() - started).toBeLessThan(2500);
+    expect(frames.at(-2)).toContain('"choices":[]');
     expect(frames.at(-1)).toBe("data: [DONE]\n\n");
-    expect(frames.join("")).not.toContain("late");
-    expect(usage).toEqual([]);
-    // The provider's iterator is let go of once its pending read is over.
-    await new Promise((resolve) => setTimeout(resolve, 2500));
-    expect(released).toBe(true);
-
-    const withUsage: string[] = [];
-    for await (const frame of await openChatStreamFrames(held(200), options)) withUsage.push(frame);
-    expect(withUsage.at(-2)).toContain('"choices":[]');
-    expect(withUsage.at(-1)).toBe("data: [DONE]\n\n");
     expect(usage).toEqual([{ prompt_tokens: 2, completion_tokens: 3, total_tokens: 5 }]);
+    // Complete at the usage chunk, the iterator is not mid-read: let go of by `return()`, the call
+    // left alone (its upstream ends its body by itself, and keeps its connection).
+    expect(released).toBe(true);
+    expect(call.cancels).toBe(0);
   });
 
   it("stops reading at the usage chunk that follows the last finish reason", async () => {
@@ -198,12 +251,14 @@ describe("openChatStreamFrames: a stream must be whole", () => {
         released = true;
       }
     }
+    const { call } = heldCall();
     const frames: string[] = [];
-    for await (const frame of await openChatStreamFrames(endless(), { provider: "p", includeUsage: true, keepServiceTier: false, clientGone: () => false })) frames.push(frame);
+    for await (const frame of await openChatStreamFrames(endless(), { provider: "p", includeUsage: true, keepServiceTier: false, clientGone: () => false, call })) frames.push(frame);
     expect(frames.at(-2)).toContain('"choices":[]');
     expect(frames.at(-1)).toBe("data: [DONE]\n\n");
     expect(pulled).toBe(0);
     expect(released).toBe(true);
+    expect(call.cancels).toBe(0);
   });
 });
 

@@ -34,6 +34,7 @@ const HELLO = [
   anthropicEvent({ type: "content_block_stop", index: 0 }),
 ].join("");
 const MESSAGE_DELTA = anthropicEvent({ type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 5 } });
+const PING = anthropicEvent({ type: "ping" });
 
 /** Gemini's SSE events (`alt=sse`): one `GenerateContentResponse` per `data:`, CRLF line ends. */
 const geminiEvent = (data: object) => `data: ${JSON.stringify(data)}\r\n\r\n`;
@@ -44,6 +45,7 @@ const geminiText = (text: string, finishReason?: string, usage = true) =>
     ...(usage && { usageMetadata: finishReason ? { promptTokenCount: 12, candidatesTokenCount: 5, totalTokenCount: 17 } : { promptTokenCount: 12 } }),
     ...geminiHead,
   });
+const GEMINI_METADATA = geminiEvent({ usageMetadata: { promptTokenCount: 12, totalTokenCount: 12 }, ...geminiHead });
 
 interface Chunk {
   id: string;
@@ -136,6 +138,32 @@ describe("an upstream that holds its connection open once the answer is whole", 
     expect(textOf(data)).toBe("Hello there");
     expect((await stored(chunksOf(data)[0]!.id)).choices[0]).toMatchObject({ finish_reason: "stop" });
     await expectUpstreamClosed();
+  });
+});
+
+describe("an upstream that sends events but never an answer", () => {
+  // One event a second for a minute: each gap well within the 3 s timeout.
+  const every = (event: string) => ({ contentType: SSE, body: event, rest: { paced: Array<string>(60).fill(event), everyMs: 1_000 } });
+
+  it.each([
+    ["anthropic pings", "anthropic-3s/claude-sonnet-4-5", PING],
+    ["gemini metadata-only events", "gemini-3s/gemini-2.5-flash", GEMINI_METADATA],
+  ])("%s: 504 upstream_timeout at the provider's timeout, the upstream request closed", async (_name, model, event) => {
+    fake.next(every(event));
+    // Bounded: without the whole-wait deadline the request would wait the fake's whole minute.
+    const reply = await within(stream(model), 15_000);
+    expect(reply, "the client got no reply while the upstream kept sending events").toBeDefined();
+    expect(reply!.status).toBe(504);
+    expect(reply!.error).toMatchObject({ code: "upstream_timeout" });
+    await expectUpstreamClosed();
+  });
+
+  it("anthropic: a message_start is the stream's first chunk; pings after it do not end the whole wait before it", async () => {
+    fake.next({ contentType: SSE, body: PING, rest: { paced: [PING, PING, MESSAGE_START + HELLO + MESSAGE_DELTA + anthropicEvent({ type: "message_stop" })], everyMs: 500 } });
+    const { status, data } = await stream("anthropic-3s/claude-sonnet-4-5");
+    expect(status).toBe(200);
+    expect(data.at(-1)).toBe("[DONE]");
+    expect(textOf(data)).toBe("Hello there");
   });
 });
 

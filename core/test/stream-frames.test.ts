@@ -23,8 +23,8 @@ async function until(condition: () => boolean): Promise<void> {
 }
 
 /**
- * A provider call as the core gives `openChatStreamFrames` (`FramedCall`), counting its cancels;
- * `read` is an upstream read that ends, with the abort error, when the call is cancelled.
+ * A provider call as the core gives `openChatStreamFrames` (`FramedCall`), counting what it is
+ * told; `read` is an upstream read that ends, with the abort error, when the call is cancelled.
  */
 function heldCall() {
   let abort!: (error: Error) => void;
@@ -32,6 +32,11 @@ function heldCall() {
   read.catch(() => {});
   const call = {
     cancels: 0,
+    /** The frames sent by the time `streaming` was called; -1 until then. */
+    streamingAt: -1,
+    streaming() {
+      call.streamingAt = sent;
+    },
     cancel() {
       call.cancels++;
       abort(Object.assign(new Error("This operation was aborted"), { name: "AbortError" }));
@@ -39,6 +44,9 @@ function heldCall() {
   };
   return { call, read };
 }
+
+/** Frames the client has had, for `heldCall`'s `streamingAt`. */
+let sent = 0;
 
 async function* from<T>(items: T[], failAfter?: boolean): AsyncGenerator<T> {
   yield* items;
@@ -259,6 +267,42 @@ describe("openChatStreamFrames: a stream must be whole", () => {
     expect(pulled).toBe(0);
     expect(released).toBe(true);
     expect(call.cancels).toBe(0);
+  });
+});
+
+describe("openChatStreamFrames: the whole-wait deadline", () => {
+  const usageFirst = '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":2,"completion_tokens":0,"total_tokens":2}}';
+
+  it("tells the call once, when the first frame to send is here, after items that give none", async () => {
+    const { call } = heldCall();
+    sent = 0;
+    let readsBefore = 0;
+    async function* items(): AsyncGenerator<ChatStreamItem | readonly ChatStreamItem[]> {
+      // A usage chunk the client did not ask for: dropped, no frame.
+      yield [usageFirst];
+      readsBefore++;
+      yield usageFirst;
+      readsBefore++;
+      yield [chunk("a"), finish()];
+    }
+    const frames = await openChatStreamFrames(items(), { provider: "p", includeUsage: false, keepServiceTier: false, clientGone: () => false, call });
+    // Told before `openChatStreamFrames` returns (then the client gets its headers), once.
+    expect(call.streamingAt).toBe(0);
+    expect(readsBefore).toBe(2);
+    for await (const frame of frames) {
+      sent++;
+      expect(frame).not.toContain('"choices":[]');
+    }
+    expect(sent).toBe(2);
+    expect(call.streamingAt).toBe(0);
+  });
+
+  it("does not tell the call of a stream that fails or ends before its first frame", async () => {
+    for (const items of [from([usageFirst]), from([usageFirst], true), from(["not a chunk"])]) {
+      const { call } = heldCall();
+      await expect(openChatStreamFrames(items, { provider: "p", includeUsage: false, keepServiceTier: false, clientGone: () => false, call })).rejects.toThrow();
+      expect(call.streamingAt).toBe(-1);
+    }
   });
 });
 

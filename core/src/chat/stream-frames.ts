@@ -27,12 +27,14 @@ import { GRACE_OVER, readWithin, STREAM_END_GRACE_MS } from "./stream-end.ts";
 
 /** The core's controls of the provider call whose stream is framed (`provider-call.ts`). */
 export interface FramedCall {
+  /** The first chunk to send is here: the whole-wait deadline of the call's upstream reply is over. */
+  streaming(): void;
   /** Cancels the call's upstream requests; the client is not told, and is not gone. */
   cancel(): void;
 }
 
 export interface StreamFrameOptions extends ChunkCheckOptions {
-  /** The provider call: cancelled when its stream is left with a read pending. */
+  /** The provider call: told of the first chunk to send, and cancelled when its stream is left with a read pending. */
   call?: FramedCall;
   /** True once the client has gone: a failure is then no one's to hear about. */
   clientGone: () => boolean;
@@ -128,22 +130,30 @@ class Framer {
 }
 
 /**
- * Opens a provider's chat stream for the client: reads and frames its first item (or batch) before
- * returning, so that a stream that fails, is unreadable or ends before anything is sent is an
- * error reply with its status (thrown). The frames that follow never throw. A provider's
+ * Opens a provider's chat stream for the client: reads and frames items (or batches) until the
+ * first frame to send before returning, so that a stream that fails, is unreadable or ends before
+ * anything is sent is an error reply with its status (thrown); until then the call's timeout
+ * bounds the whole wait (`FramedCall.streaming`). The frames that follow never throw. A provider's
  * `chatStreamBatches` hands over arrays of items: their frames are yielded as one string.
  */
 export async function openChatStreamFrames(items: Items, options: StreamFrameOptions): Promise<AsyncGenerator<string, void, undefined>> {
   const framer = new Framer(options);
-  let first: string;
+  let first = "";
   try {
-    const read = await items.next();
-    if (read.done) framer.chunks.end();
-    first = read.done ? "" : framer.frame(read.value);
+    // A dropped usage chunk is no frame: nothing to send yet.
+    while (first === "") {
+      const read = await items.next();
+      if (read.done) {
+        framer.chunks.end();
+        break;
+      }
+      first = framer.frame(read.value);
+    }
   } catch (error) {
     await releaseItems(items);
     throw error;
   }
+  options.call?.streaming();
   return chatStreamFrames(framer, first, items);
 }
 

@@ -171,6 +171,8 @@ async function framedStreamReply(chat: ChatCall): Promise<Reply> {
   const { entry, grant } = chat;
   const { options, reply } = streamOptions(chat);
   try {
+    // The stream's whole-wait deadline ends at its first chunk to send, not at its first event (a ping).
+    chat.call.holdDeadlines();
     // A provider that reads items in batches hands them over so: one async step per upstream read.
     const provider = entry.instance;
     const stream: AsyncIterable<ChatStreamItem | readonly ChatStreamItem[]> = provider.chatStreamBatches

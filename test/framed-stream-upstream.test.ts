@@ -158,7 +158,7 @@ describe("an upstream that sends events but never an answer", () => {
     await expectUpstreamClosed();
   });
 
-  it("anthropic: a message_start is the stream's first chunk; pings after it do not end the whole wait before it", async () => {
+  it("anthropic: pings before message_start are waited through within the timeout, and the stream then runs to its end", async () => {
     fake.next({ contentType: SSE, body: PING, rest: { paced: [PING, PING, MESSAGE_START + HELLO + MESSAGE_DELTA + anthropicEvent({ type: "message_stop" })], everyMs: 500 } });
     const { status, data } = await stream("anthropic-3s/claude-sonnet-4-5");
     expect(status).toBe(200);

@@ -3,9 +3,10 @@
  * message_stop, ping, error) -> `chat.completion.chunk` objects. `createStreamTranslator` is the
  * pure event-by-event mapping; `readMessageStreamBatches` feeds it from the reply body, one batch of
  * chunks per upstream read, and `readMessageStream` hands the same chunks over one at a time.
- * Text and tool-argument deltas, nearly every event of a reply, take a fast path: their chunk's
- * JSON is built from the event's string literal without parsing the event, and handed to the core
- * with the chunk (`withRawJson`), which then neither parses nor serialises it.
+ * Text and tool-argument deltas, nearly every event of a reply, take a fast path
+ * (`delta-literal.ts`): their chunk's JSON is built from the event's string literal without
+ * parsing the event, and handed to the core with the chunk (`withRawJson`), which then neither
+ * parses nor serialises it.
  */
 import {
   readSseEventBatches,
@@ -18,6 +19,7 @@ import {
   toBodyReadError,
   withRawJson,
 } from "@modelmux/core";
+import { ARGUMENTS_DELTA, decodeLiteral, TEXT_DELTA } from "./delta-literal.ts";
 import { toStreamError } from "./errors.ts";
 import { mapStopReason, toUsage } from "./response.ts";
 import type { AnthropicUsage } from "./wire.ts";
@@ -48,7 +50,7 @@ export interface StreamTranslator {
    * The chunk for a `text_delta` whose text is the JSON string literal `literal`: what `push` makes
    * of the event, field for field, carrying its JSON text (`withRawJson`), built from a head kept
    * per message and the literal as it is: exactly `JSON.stringify` of the chunk. The literal must
-   * be written as `JSON.stringify` writes strings (see `CANONICAL_STRING`). null when the event
+   * be written as `JSON.stringify` writes strings (`CANONICAL_STRING`, `delta-literal.ts`). null when the event
    * gives no chunk; undefined when it needs `push` (the first chunk, which carries the role).
    */
   textChunk(literal: string): ChatCompletionChunk | null | undefined;
@@ -204,34 +206,6 @@ export function createStreamTranslator(context: StreamContext): StreamTranslator
     },
   };
 }
-
-/**
- * A JSON string literal written as `JSON.stringify` writes one: no control character, and only the
- * two-character escapes it uses (`\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t`). Such a literal is its
- * own re-serialisation, so it goes into a chunk as it is, unparsed. (The one other thing
- * `JSON.stringify` escapes, a lone surrogate, never comes out of decoding UTF-8.) A literal with any
- * other escape (`\u00e9`, `\/`) takes the full parse.
- */
-const CANONICAL_STRING = String.raw`"[^"\\\u0000-\u001f]*(?:\\["\\bfnrt][^"\\\u0000-\u001f]*)*"`;
-
-/**
- * The string a `CANONICAL_STRING` literal stands for. A short one without escapes is its inside
- * (V8 copies a slice that short); any other is parsed, which makes a copy: a slice would keep the
- * whole upstream read it came in alive for as long as the text is (`store: true` keeps it until
- * the stream ends).
- */
-function decodeLiteral(literal: string): string {
-  return literal.length < 15 && literal.indexOf("\\") < 0 ? literal.slice(1, -1) : (JSON.parse(literal) as string);
-}
-
-/**
- * Text and tool-argument deltas in the exact form Anthropic sends them: nearly every event of a
- * reply is one. The index is a JSON number (no leading zero), as the full parse would require.
- */
-const TEXT_DELTA = new RegExp(String.raw`^\{"type":"content_block_delta","index":(?:0|[1-9]\d*),"delta":\{"type":"text_delta","text":(${CANONICAL_STRING})\}\}$`);
-const ARGUMENTS_DELTA = new RegExp(
-  String.raw`^\{"type":"content_block_delta","index":(0|[1-9]\d*),"delta":\{"type":"input_json_delta","partial_json":(${CANONICAL_STRING})\}\}$`,
-);
 
 /**
  * The chunk of a text or tool-argument delta, made from its string literal without parsing the

@@ -18,6 +18,10 @@ export interface BodySource {
   cancel(reason: Error): void;
   /** The whole-wait bound is over: the reader has a stream's first event, or its first chunk (`HttpBody.keepDeadline`). */
   streaming(): void;
+  /** The core, not the reader, ends the whole-wait bound (`provider-call.ts`): `streaming` is ignored until `releaseDeadline`. */
+  holdDeadline(): void;
+  /** The core has the stream's first chunk to send: the whole-wait bound is over. */
+  releaseDeadline(): void;
   /** The reply's `content-length`, when it sent one. */
   declaredLength(): number | undefined;
 }
@@ -83,7 +87,8 @@ export class StreamedBody implements HttpBody, AsyncIterator<Buffer, undefined>,
   private whole: Settlers<string | Buffer> | undefined;
 
   constructor(
-    private readonly source: BodySource,
+    /** The request: the core holds its deadline through it (`provider-call.ts`). */
+    readonly source: BodySource,
     readonly bufferLimit: number,
   ) {}
 

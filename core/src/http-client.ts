@@ -30,8 +30,9 @@ export interface HttpRequest {
   /**
    * The call's timeout: from sending the request until its reply is complete, or, for a stream,
    * until its reader has the first event (`HttpBody.markStreaming`; for a reader that parses the
-   * body its own way, the first chunk: `HttpBody.keepDeadline`); from then on, the longest gap
-   * between body chunks. 0 is no limit. Default 10 minutes.
+   * body its own way, the first chunk: `HttpBody.keepDeadline`), or until the core has the first
+   * chunk to send of a stream it frames (`provider-call.ts`); from then on, the longest gap between
+   * body chunks. 0 is no limit. Default 10 minutes.
    */
   timeoutMs?: number;
   /** Names the provider in timeout and connection errors. */
@@ -76,8 +77,9 @@ export interface HttpBody extends AsyncIterable<Buffer> {
   /**
    * Says the reply is a stream under way: its first event has been read. Until then (for a reader
    * that called `keepDeadline`, and for `text()`/`bytes()`) the call's timeout bounds the whole
-   * wait, headers and body; from then on it bounds each gap between chunks only. Absent on bodies
-   * made in process.
+   * wait, headers and body; from then on it bounds each gap between chunks only. Ignored for a
+   * reply `sendUpstream` got for a stream the core frames: the core ends that bound at the first
+   * chunk it sends (`provider-call.ts`). Absent on bodies made in process.
    */
   markStreaming?(): void;
 }

@@ -9,6 +9,8 @@
  * dispatch until the reply is complete or, for a stream, until its reader has the first event
  * (`HttpBody.markStreaming`), or the first chunk for a reader that parses the body its own way
  * (`HttpBody.keepDeadline`).
+ * The core may hold the deadline past both (`holdDeadline`) and end it itself: a framed stream's
+ * first event may give nothing to send (a ping), so its bound lasts until the core's first chunk.
  * undici's own timers bound each wait on its own (the headers; each gap between body chunks),
  * which an upstream that drips a byte at a time never trips; the deadline bounds the whole wait.
  * When it passes, the request is cancelled, which closes its connection. A timeout of 0 is no
@@ -86,6 +88,8 @@ export class DispatchedRequest implements Dispatcher.DispatchHandler, AbortListe
   private listening = false;
   /** Undefined once the reply is complete or failed, or its stream under way. */
   private deadline: NodeJS.Timeout | undefined;
+  /** The core ends the deadline (`releaseDeadline`): the body's `streaming` does not. */
+  private deadlineHeld = false;
   /** The deadline passed before undici gave us a way to cancel the request. */
   private expired: Error | undefined;
   private reply: DispatchedReply | undefined;
@@ -165,6 +169,15 @@ export class DispatchedRequest implements Dispatcher.DispatchHandler, AbortListe
   }
 
   streaming(): void {
+    if (!this.deadlineHeld) this.endDeadline();
+  }
+
+  holdDeadline(): void {
+    this.deadlineHeld = true;
+  }
+
+  releaseDeadline(): void {
+    this.deadlineHeld = false;
     this.endDeadline();
   }
 

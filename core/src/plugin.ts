@@ -58,7 +58,11 @@ export interface PluginContext {
 export interface ProviderCall {
   /** The bare upstream model id (`gpt-4o-mini` for `openai/gpt-4o-mini`). */
   model: string;
-  /** Aborts when the client goes away; pass it to `ctx.http.request` (or `abort`, when set). */
+  /**
+   * Aborts when the client goes away, or when the core stops reading a stream it no longer needs
+   * (its answer is whole and the upstream holds its connection open); pass it to `ctx.http.request`
+   * (or `abort`, when set).
+   */
   signal: AbortSignal;
   /**
    * The same notice without an AbortController: the core's call objects carry it and make `signal`

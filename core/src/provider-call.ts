@@ -1,31 +1,97 @@
 /**
  * The `ProviderCall` the core hands a provider: the bare model, the timeout, the request id, and
- * the request's abort notice as a cheap hook (`abort`, which `postUpstream`/`sendUpstream` pass to
- * the HTTP client) and as an `AbortSignal` made only if a plugin reads `signal`.
+ * the call's abort notice as a cheap hook (`abort`, which `postUpstream`/`sendUpstream` pass to
+ * the HTTP client) and as an `AbortSignal` made only if a plugin reads `signal`. The notice fires
+ * when the client goes away, and when the core ends the call itself (`cancel`).
+ *
+ * The core's side of a call, which plugins do not see: `cancel`, and the whole-wait deadline of a
+ * stream the core frames (README, "Errors"). Such a stream's first events may give nothing to send
+ * (Anthropic's `ping`, Gemini's metadata-only events), so the deadline of each reply `sendUpstream`
+ * gets for it lasts until the core has the first chunk to send (`streaming`), not until the
+ * reader's first event: an upstream that pings and never answers is a 504 at the `timeout`.
  */
-import type { AbortHook } from "./http/abort-hook.ts";
+import { StreamedBody, type BodySource } from "./http-body.ts";
+import type { HttpBody } from "./http-client.ts";
+import { CallAbort } from "./http/abort-hook.ts";
 import type { Exchange } from "./http/exchange.ts";
 import type { ProviderCall } from "./plugin.ts";
 
-class CoreCall implements ProviderCall {
-  readonly abort: AbortHook;
+/**
+ * The method by which `sendUpstream` hands the core's call each 200 reply it gets; a call object
+ * a plugin or a test makes itself has none, and its replies' deadlines stay with their readers.
+ */
+export const TAKE_REPLY: unique symbol = Symbol("modelmux.takeReply");
+
+/** A call that takes the replies `sendUpstream` gets for it. */
+export interface ReplyTaker {
+  [TAKE_REPLY](body: HttpBody): void;
+}
+
+/** The replies' whole-wait deadlines end as their readers say (`HttpBody.markStreaming`). */
+const BY_READERS = 0;
+/** The core holds them until its first chunk (`holdDeadlines`). */
+const HELD = 1;
+/** The first chunk is here: held deadlines are over, later replies' are their readers' again. */
+const OVER = 2;
+
+/** A provider call as the core holds it: what the plugin gets, and the core's controls of it. */
+export class CoreCall implements ProviderCall, ReplyTaker {
+  readonly abort: CallAbort;
   readonly requestId: string;
+  private deadlines = BY_READERS;
+  /** The requests whose deadline is held: usually one. */
+  private held: BodySource | BodySource[] | undefined;
 
   constructor(
-    private readonly x: Exchange,
+    x: Exchange,
     readonly model: string,
     readonly timeoutMs: number,
   ) {
-    this.abort = x.abort;
+    this.abort = new CallAbort(x.abort);
     this.requestId = x.requestId;
   }
 
   get signal(): AbortSignal {
-    return this.x.signal;
+    return this.abort.signal;
+  }
+
+  /**
+   * The core stopped reading the provider's reply before its end (a stream whose answer is whole,
+   * and whose upstream holds its connection open): the upstream requests made with this call's
+   * abort are cancelled. The client is not gone: the request's own hook does not fire.
+   */
+  cancel(): void {
+    this.abort.end();
+  }
+
+  /** The core frames this call's stream: it ends its replies' whole-wait deadlines itself (`streaming`). */
+  holdDeadlines(): void {
+    if (this.deadlines === BY_READERS) this.deadlines = HELD;
+  }
+
+  /** The core has the stream's first chunk to send: the held deadlines are over. */
+  streaming(): void {
+    if (this.deadlines !== HELD) return;
+    this.deadlines = OVER;
+    const held = this.held;
+    this.held = undefined;
+    if (Array.isArray(held)) for (const request of held) request.releaseDeadline();
+    else held?.releaseDeadline();
+  }
+
+  [TAKE_REPLY](body: HttpBody): void {
+    // A body of another client (a test's, an embedder's) keeps its own ways.
+    if (this.deadlines !== HELD || !(body instanceof StreamedBody)) return;
+    const request = body.source;
+    request.holdDeadline();
+    const held = this.held;
+    if (held === undefined) this.held = request;
+    else if (Array.isArray(held)) held.push(request);
+    else this.held = [held, request];
   }
 }
 
 /** The call of request `x` to a provider for `model` (empty for a forwarded call that names no model). */
-export function providerCall(x: Exchange, model: string, timeoutMs: number): ProviderCall {
+export function providerCall(x: Exchange, model: string, timeoutMs: number): CoreCall {
   return new CoreCall(x, model, timeoutMs);
 }

@@ -28,7 +28,8 @@ function throwIfTooLarge(this: number, error: ParseError): void {
 /**
  * Yields each event of an SSE body as it arrives. An event over the body's `bufferLimit` (in bytes)
  * ends it with an `UpstreamBodyTooLarge`; once the first event is read (a comment is not one), the
- * call's timeout bounds only the gaps between chunks (`HttpBody.markStreaming`).
+ * call's timeout bounds only the gaps between chunks (`HttpBody.markStreaming`), unless the core
+ * holds that bound to its own first chunk (a stream it frames: `provider-call.ts`).
  * @example
  * for await (const { event, data } of readSseEvents(res.body)) if (data !== "[DONE]") handle(JSON.parse(data));
  */

@@ -8,6 +8,7 @@ import { upstreamError, type ModelmuxError } from "./errors.ts";
 import { UPSTREAM_BODY_TOO_LARGE } from "./upstream-body-limit.ts";
 import { toBodyReadError, type HttpRequest, type HttpResponse } from "./http-client.ts";
 import type { PluginContext, ProviderCall } from "./plugin.ts";
+import { TAKE_REPLY, type ReplyTaker } from "./provider-call.ts";
 import { findExcessNestingInText, MAX_UPSTREAM_DEPTH } from "./utils/json-nesting.ts";
 
 /** An upstream error reply (status >= 300), its body already read as text ("" if unreadable). */
@@ -58,7 +59,9 @@ export interface RawUpstreamRequest extends Omit<UpstreamRequest, "body"> {
 
 /**
  * `postUpstream` for any method and a body sent as given: for calls forwarded as they came (the
- * responses API), where re-serialising would change nothing but cost time.
+ * responses API), where re-serialising would change nothing but cost time. A reply below 300 is
+ * handed to the core's call, which holds its whole-wait timeout when the core frames its stream
+ * (`provider-call.ts`).
  */
 export async function sendUpstream(ctx: PluginContext, call: Pick<ProviderCall, "signal" | "abort" | "timeoutMs" | "requestId">, request: RawUpstreamRequest): Promise<HttpResponse> {
   const abort = call.abort;
@@ -68,7 +71,11 @@ export async function sendUpstream(ctx: PluginContext, call: Pick<ProviderCall, 
   if (abort !== undefined) req.abort = abort;
   else req.signal = call.signal;
   const res = await ctx.http.request(req);
-  if (res.status < 300) return res;
+  if (res.status < 300) {
+    // The core's call holds the deadline of a stream it frames until its first chunk (`provider-call.ts`).
+    (call as Partial<ReplyTaker>)[TAKE_REPLY]?.(res.body);
+    return res;
+  }
   let text = "";
   try {
     text = await res.body.text();

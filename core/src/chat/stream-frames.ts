@@ -12,7 +12,8 @@
  * nothing was sent yet). Once every choice has its finish reason the answer is whole
  * (`stream-end.ts`): the usage chunk completes the stream (the provider's iterator is not read any
  * further), a connection that breaks off ends it normally, and one that sends nothing more for a
- * second ends it too.
+ * second ends it too; the provider's upstream request is then cancelled (`FramedCall.cancel`), as
+ * its read would otherwise wait for the provider's `timeout`.
  */
 import { toModelmuxError } from "../errors.ts";
 import { isConnectionFailure } from "../http-client.ts";
@@ -24,7 +25,17 @@ import { rawJsonOf } from "./raw-json.ts";
 import { removeServiceTier } from "./service-tier.ts";
 import { GRACE_OVER, readWithin, STREAM_END_GRACE_MS } from "./stream-end.ts";
 
+/** The core's controls of the provider call whose stream is framed (`provider-call.ts`). */
+export interface FramedCall {
+  /** The first chunk to send is here: the whole-wait deadline of the call's upstream reply is over. */
+  streaming(): void;
+  /** Cancels the call's upstream requests; the client is not told, and is not gone. */
+  cancel(): void;
+}
+
 export interface StreamFrameOptions extends ChunkCheckOptions {
+  /** The provider call: told of the first chunk to send, and cancelled when its stream is left with a read pending. */
+  call?: FramedCall;
   /** True once the client has gone: a failure is then no one's to hear about. */
   clientGone: () => boolean;
   /** Maps a provider's failure to the error the client is told about. */
@@ -92,7 +103,10 @@ class Framer {
       throw error;
     }
     if (result !== GRACE_OVER) return result;
+    // The read waits on an upstream that holds its connection open: close it, so that the read
+    // ends and the provider's iterator can be let go of (`return()` waits for a pending read).
     this.readPending = true;
+    this.options.call?.cancel();
     return undefined;
   }
 
@@ -116,22 +130,30 @@ class Framer {
 }
 
 /**
- * Opens a provider's chat stream for the client: reads and frames its first item (or batch) before
- * returning, so that a stream that fails, is unreadable or ends before anything is sent is an
- * error reply with its status (thrown). The frames that follow never throw. A provider's
+ * Opens a provider's chat stream for the client: reads and frames items (or batches) until the
+ * first frame to send before returning, so that a stream that fails, is unreadable or ends before
+ * anything is sent is an error reply with its status (thrown); until then the call's timeout
+ * bounds the whole wait (`FramedCall.streaming`). The frames that follow never throw. A provider's
  * `chatStreamBatches` hands over arrays of items: their frames are yielded as one string.
  */
 export async function openChatStreamFrames(items: Items, options: StreamFrameOptions): Promise<AsyncGenerator<string, void, undefined>> {
   const framer = new Framer(options);
-  let first: string;
+  let first = "";
   try {
-    const read = await items.next();
-    if (read.done) framer.chunks.end();
-    first = read.done ? "" : framer.frame(read.value);
+    // A dropped usage chunk is no frame: nothing to send yet.
+    while (first === "") {
+      const read = await items.next();
+      if (read.done) {
+        framer.chunks.end();
+        break;
+      }
+      first = framer.frame(read.value);
+    }
   } catch (error) {
     await releaseItems(items);
     throw error;
   }
+  options.call?.streaming();
   return chatStreamFrames(framer, first, items);
 }
 
@@ -167,7 +189,8 @@ async function* chatStreamFrames(framer: Framer, first: string, rest: Items): As
     options.onError?.(mapped);
     yield sseData(JSON.stringify(toModelmuxError(mapped).toEnvelope()));
   } finally {
-    // An async iterator's `return()` waits for a pending read, which may wait for the provider's timeout: let it go instead.
+    // An async iterator's `return()` waits for a pending read, which the call's cancel ends (or, for
+    // a provider that does not pass the call's abort on, its timeout): the stream does not wait.
     if (framer.readPending) void releaseItems(rest);
     else await rest.return?.();
   }

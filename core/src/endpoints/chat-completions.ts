@@ -18,8 +18,8 @@ import { toUpstreamError } from "../http-client.ts";
 import type { Exchange } from "../http/exchange.ts";
 import { jsonReply, jsonTextReply, sseReply, type Reply } from "../http/reply.ts";
 import type { ModelEntry } from "../models.ts";
-import type { ProviderCall, Storage } from "../plugin.ts";
-import { providerCall } from "../provider-call.ts";
+import type { Storage } from "../plugin.ts";
+import { providerCall, type CoreCall } from "../provider-call.ts";
 import { acquireRateLimit, settleAfterStream, tokenReservation, type RateLimitGrant } from "../rate-limit/acquire.ts";
 import type { ChatCompletion, ChatCompletionWithoutUsage, ChatRequest, ChatStreamItem, Usage } from "../types/chat.ts";
 import { readJsonBody } from "../utils/read-body.ts";
@@ -32,7 +32,7 @@ interface ChatCall {
   entry: ModelEntry;
   request: ChatRequest;
   providerRequest: ChatRequest;
-  call: ProviderCall;
+  call: CoreCall;
   grant: RateLimitGrant;
   /** Set when `store: true`. */
   storage: Storage | undefined;
@@ -133,7 +133,10 @@ function streamOptions(chat: ChatCall) {
       classify: (error: unknown) => toUpstreamError(error, entry.provider, entry.timeoutMs),
       includeUsage: chat.request.stream_options?.include_usage === true,
       keepServiceTier,
+      // The exchange's hook: the call's own also fires when the core cancels the call (`provider-call.ts`).
       clientGone: () => x.abort.aborted,
+      // For the framed path (`chat/stream-frames.ts`), which cancels the call it stops reading early.
+      call: chat.call,
       onUsage: (reported: Usage) => (usage = x.usage = reported),
       onError: (error: unknown) => ctx.logger.warn(`stream of ${entry.name} failed mid-way`, { request_id: x.requestId }, error),
       ...(assembler && {
@@ -168,6 +171,8 @@ async function framedStreamReply(chat: ChatCall): Promise<Reply> {
   const { entry, grant } = chat;
   const { options, reply } = streamOptions(chat);
   try {
+    // The stream's whole-wait deadline ends at its first chunk to send, not at its first event (a ping).
+    chat.call.holdDeadlines();
     // A provider that reads items in batches hands them over so: one async step per upstream read.
     const provider = entry.instance;
     const stream: AsyncIterable<ChatStreamItem | readonly ChatStreamItem[]> = provider.chatStreamBatches

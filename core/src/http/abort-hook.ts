@@ -21,8 +21,11 @@ export interface AbortHook {
 /** An `AbortListener` that aborts a controller: how a lazily made `AbortSignal` follows a hook. */
 class ControllerListener implements AbortListener {
   readonly controller = new AbortController();
+  /** `call`: the hook of a provider call, which the core may end itself (`CallAbort.end`). */
+  constructor(private readonly call?: CallAbort) {}
   onAbort(): void {
-    this.controller.abort(Object.assign(new Error("The client closed the connection."), { name: "AbortError" }));
+    const message = this.call?.ended ? "The router stopped reading the reply." : "The client closed the connection.";
+    this.controller.abort(Object.assign(new Error(message), { name: "AbortError" }));
   }
 }
 
@@ -64,5 +67,82 @@ export class RequestAbort implements AbortHook {
       this.addAbortListener(this.signalListener);
     }
     return this.signalListener.controller.signal;
+  }
+}
+
+/**
+ * The hook of one provider call (`provider-call.ts`): it fires when the client goes away (it
+ * follows the request's hook) and when the core ends the call itself (`end`): once the core has
+ * the whole answer and stops reading a stream whose upstream keeps its connection open, which then
+ * closes at once rather than at the provider's `timeout`. The request's own hook (`aborted`, which
+ * says the client left) is not fired by `end`. It listens to the request's hook only while it has
+ * listeners itself: nothing is added to a request until an upstream call listens.
+ */
+export class CallAbort implements AbortHook, AbortListener {
+  /** `end` was called. */
+  ended = false;
+  private listeners: AbortListener[] | undefined;
+  /** Listening to the request's hook. */
+  private following = false;
+  private signalListener: ControllerListener | undefined;
+
+  constructor(private readonly request: AbortHook) {}
+
+  get aborted(): boolean {
+    return this.ended || this.request.aborted;
+  }
+
+  addAbortListener(listener: AbortListener): void {
+    if (this.aborted) {
+      listener.onAbort();
+      return;
+    }
+    (this.listeners ??= []).push(listener);
+    if (this.following) return;
+    this.following = true;
+    this.request.addAbortListener(this);
+  }
+
+  removeAbortListener(listener: AbortListener): void {
+    const listeners = this.listeners;
+    const at = listeners?.indexOf(listener) ?? -1;
+    if (at < 0) return;
+    listeners!.splice(at, 1);
+    if (listeners!.length === 0) this.unfollow();
+  }
+
+  /** The request's hook fired: the client went away. */
+  onAbort(): void {
+    this.following = false;
+    this.fire();
+  }
+
+  /** Fires this hook, and not the request's: the core no longer needs the call's upstream reply. */
+  end(): void {
+    if (this.aborted) return;
+    this.ended = true;
+    this.unfollow();
+    this.fire();
+  }
+
+  /** An `AbortSignal` that aborts with this hook, for code that takes only signals. */
+  get signal(): AbortSignal {
+    if (!this.signalListener) {
+      this.signalListener = new ControllerListener(this);
+      this.addAbortListener(this.signalListener);
+    }
+    return this.signalListener.controller.signal;
+  }
+
+  private unfollow(): void {
+    if (!this.following) return;
+    this.following = false;
+    this.request.removeAbortListener(this);
+  }
+
+  private fire(): void {
+    const listeners = this.listeners;
+    this.listeners = undefined;
+    if (listeners) for (const listener of listeners) listener.onAbort();
   }
 }

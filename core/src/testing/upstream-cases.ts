@@ -169,10 +169,11 @@ export function upstreamCases(kit: () => KitContext): void {
   });
 
   it("reads a stream that lasts longer than the provider's timeout, its events a tenth of it apart", async () => {
-    // The kit model's timeout is 1 s; a dozen and more events 100 ms apart take well over that. A
-    // plugin that reads the body its own way passes too: the whole-wait bound ends at its first
-    // chunk, unless it calls `res.body.keepDeadline()`; then it must call `markStreaming()` at its
-    // first event, or its stream is cut at the timeout (README, "Write a provider plugin").
+    // The kit model's timeout is 1 s; a dozen and more events 100 ms apart take well over that.
+    // Through `postUpstream` the whole-wait bound ends at the stream's first chunk; a plugin that
+    // calls `ctx.http` itself and reads the body its own way passes too: the bound ends at its first
+    // chunk read, unless it calls `res.body.keepDeadline()`; then it must call `markStreaming()` at
+    // its first event, or its stream is cut at the timeout (README, "Write a provider plugin").
     const text = "one two three four five six seven eight nine ten eleven twelve thirteen fourteen";
     upstream().next({ text, eventGapMs: 100 });
     const started = Date.now();

@@ -3,9 +3,10 @@
  * message_stop, ping, error) -> `chat.completion.chunk` objects. `createStreamTranslator` is the
  * pure event-by-event mapping; `readMessageStreamBatches` feeds it from the reply body, one batch of
  * chunks per upstream read, and `readMessageStream` hands the same chunks over one at a time.
- * Text and tool-argument deltas, nearly every event of a reply, take a fast path: their chunk's
- * JSON is built from the event's string literal without parsing the event, and handed to the core
- * with the chunk (`withRawJson`), which then neither parses nor serialises it.
+ * Text and tool-argument deltas, nearly every event of a reply, take a fast path
+ * (`delta-literal.ts`): their chunk's JSON is built from the event's string literal without
+ * parsing the event, and handed to the core with the chunk (`withRawJson`), which then neither
+ * parses nor serialises it.
  */
 import {
   readSseEventBatches,
@@ -18,6 +19,7 @@ import {
   toBodyReadError,
   withRawJson,
 } from "@modelmux/core";
+import { ARGUMENTS_DELTA, decodeLiteral, TEXT_DELTA } from "./delta-literal.ts";
 import { toStreamError } from "./errors.ts";
 import { mapStopReason, toUsage } from "./response.ts";
 import type { AnthropicUsage } from "./wire.ts";
@@ -48,12 +50,18 @@ export interface StreamTranslator {
    * The chunk for a `text_delta` whose text is the JSON string literal `literal`: what `push` makes
    * of the event, field for field, carrying its JSON text (`withRawJson`), built from a head kept
    * per message and the literal as it is: exactly `JSON.stringify` of the chunk. The literal must
-   * be written as `JSON.stringify` writes strings (see `CANONICAL_STRING`). null when the event
+   * be written as `JSON.stringify` writes strings (`CANONICAL_STRING`, `delta-literal.ts`). null when the event
    * gives no chunk; undefined when it needs `push` (the first chunk, which carries the role).
    */
   textChunk(literal: string): ChatCompletionChunk | null | undefined;
   /** The same for an `input_json_delta` of content block `blockIndex`: the tool call's argument fragment. */
   argumentsChunk(blockIndex: number, literal: string): ChatCompletionChunk | null | undefined;
+  /**
+   * The chunks that close a body that ended without `message_stop` (none after it): the usage
+   * chunk once `message_delta` has given the stop reason, as the answer is then whole and
+   * `message_stop` adds nothing to it. Throws 502 for a body that ended before the stop reason.
+   */
+  end(): ChatCompletionChunk[];
   /** True once `message_stop` has been translated: the reply is complete. */
   readonly done: boolean;
 }
@@ -145,13 +153,22 @@ export function createStreamTranslator(context: StreamContext): StreamTranslator
       case "message_stop": {
         done = true;
         const last: ChatCompletionChunk[] = finished ? [] : [chunk({}, mapStopReason(undefined))];
-        return [...last, { id: messageId(), object: "chat.completion.chunk", created, model, choices: [], usage: toUsage(usage) }];
+        return [...last, usageChunk()];
       }
       case "error":
         throw toStreamError(context.provider, event, context.secret);
       default:
         return []; // ping, and events added to the API later
     }
+  }
+
+  const usageChunk = (): ChatCompletionChunk => ({ id: messageId(), object: "chat.completion.chunk", created, model, choices: [], usage: toUsage(usage) });
+
+  function end(): ChatCompletionChunk[] {
+    if (done) return [];
+    if (!finished) throw upstreamError(`${context.provider}: the stream ended before message_stop.`);
+    done = true;
+    return [usageChunk()];
   }
 
   /** `{"id":…,"object":…,"created":…,"model":…` for the current id and model; reset by `message_start`. */
@@ -183,39 +200,12 @@ export function createStreamTranslator(context: StreamContext): StreamTranslator
     push,
     textChunk,
     argumentsChunk,
+    end,
     get done() {
       return done;
     },
   };
 }
-
-/**
- * A JSON string literal written as `JSON.stringify` writes one: no control character, and only the
- * two-character escapes it uses (`\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t`). Such a literal is its
- * own re-serialisation, so it goes into a chunk as it is, unparsed. (The one other thing
- * `JSON.stringify` escapes, a lone surrogate, never comes out of decoding UTF-8.) A literal with any
- * other escape (`\u00e9`, `\/`) takes the full parse.
- */
-const CANONICAL_STRING = String.raw`"[^"\\\u0000-\u001f]*(?:\\["\\bfnrt][^"\\\u0000-\u001f]*)*"`;
-
-/**
- * The string a `CANONICAL_STRING` literal stands for. A short one without escapes is its inside
- * (V8 copies a slice that short); any other is parsed, which makes a copy: a slice would keep the
- * whole upstream read it came in alive for as long as the text is (`store: true` keeps it until
- * the stream ends).
- */
-function decodeLiteral(literal: string): string {
-  return literal.length < 15 && literal.indexOf("\\") < 0 ? literal.slice(1, -1) : (JSON.parse(literal) as string);
-}
-
-/**
- * Text and tool-argument deltas in the exact form Anthropic sends them: nearly every event of a
- * reply is one. The index is a JSON number (no leading zero), as the full parse would require.
- */
-const TEXT_DELTA = new RegExp(String.raw`^\{"type":"content_block_delta","index":(?:0|[1-9]\d*),"delta":\{"type":"text_delta","text":(${CANONICAL_STRING})\}\}$`);
-const ARGUMENTS_DELTA = new RegExp(
-  String.raw`^\{"type":"content_block_delta","index":(0|[1-9]\d*),"delta":\{"type":"input_json_delta","partial_json":(${CANONICAL_STRING})\}\}$`,
-);
 
 /**
  * The chunk of a text or tool-argument delta, made from its string literal without parsing the
@@ -274,9 +264,11 @@ export interface ReadMessageStreamOptions extends StreamContext {
 /**
  * Yields the chunks of an Anthropic SSE body, one batch per upstream read (what
  * `chatStreamBatches` hands the core; never an empty batch), in order, and stops after
- * `message_stop`. Throws the mapped error for an `error` event, 502 for an event that is not JSON,
- * each after a batch of the chunks before it; 502 for a body that ends before `message_stop` (a
- * reply cut short must not look complete), 504 for a stalled body. Text and tool-argument deltas
+ * `message_stop`. A body that ends after `message_delta` gave the stop reason, without
+ * `message_stop`, is whole: its last batch is the usage chunk. Throws the mapped error for an
+ * `error` event, 502 for an event that is not JSON, each after a batch of the chunks before it; 502
+ * for a body that ends before the stop reason (a reply cut short must not look complete), 504 for a
+ * stalled body. Text and tool-argument deltas
  * come with their JSON text (`withRawJson`: the core checks the object and writes the text as it
  * is), every other chunk as a plain object; the two read the same to a client.
  */
@@ -293,7 +285,8 @@ export async function* readMessageStreamBatches(body: HttpBody, options: ReadMes
   } catch (error) {
     throw toBodyReadError(error, options.provider, options.timeoutMs);
   }
-  throw upstreamError(`${options.provider}: the stream ended before message_stop.`);
+  const last = translator.end();
+  if (last.length > 0) yield last;
 }
 
 /** The same chunks one at a time (the `chatStream` contract). */

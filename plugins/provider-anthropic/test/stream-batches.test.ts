@@ -157,6 +157,12 @@ describe("readMessageStreamBatches", () => {
     const after = sse([text("after the end")]);
     const batches = await batchesOf(reads(Buffer.from(sse(BENCH) + after)));
     expect(JSON.stringify(batches)).not.toContain("after the end");
-    await expect(batchesOf(reads(Buffer.from(sse(BENCH.slice(0, -1)))))).rejects.toMatchObject({ status: 502, message: "anthropic: the stream ended before message_stop." });
+    await expect(batchesOf(reads(Buffer.from(sse(BENCH.slice(0, -2)))))).rejects.toMatchObject({ status: 502, message: "anthropic: the stream ended before message_stop." });
+  });
+
+  it("takes a body that ends after the stop reason, without message_stop, as whole: the usage chunk closes it", async () => {
+    const batches = await batchesOf(reads(Buffer.from(sse(BENCH.slice(0, -1)))));
+    expect(batches.flat().map(serialised)).toEqual(reference(BENCH));
+    expect(batches.at(-1)!.map(serialised)).toEqual(reference(BENCH).slice(-1));
   });
 });

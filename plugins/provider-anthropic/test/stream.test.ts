@@ -231,11 +231,19 @@ describe("readMessageStream", () => {
     expect((error as Error).message).toBe("anthropic: bad key [redacted]");
   });
 
-  it("throws 502 when the body ends before message_stop", async () => {
-    await expect(collect(readMessageStream(body(sse(EVENTS.slice(0, 9))), { ...CONTEXT, timeoutMs: 1000 }))).rejects.toMatchObject({
-      status: 502,
-      message: "anthropic: the stream ended before message_stop.",
-    });
+  it("throws 502 when the body ends before the stop reason", async () => {
+    for (const events of [EVENTS.slice(0, 9), EVENTS.slice(0, -2)]) {
+      await expect(collect(readMessageStream(body(sse(events)), { ...CONTEXT, timeoutMs: 1000 }))).rejects.toMatchObject({
+        status: 502,
+        message: "anthropic: the stream ended before message_stop.",
+      });
+    }
+  });
+
+  it("ends a body that stops after message_delta's stop reason, without message_stop, with the usage chunk", async () => {
+    const chunks = await collect(readMessageStream(body(sse(EVENTS.slice(0, -1))), { ...CONTEXT, timeoutMs: 1000 }));
+    expect(chunks).toEqual(translateAll(EVENTS).map((c) => ({ ...c, created: chunks[0]!.created })));
+    expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { completion_tokens: 42 } });
   });
 
   it("throws 502 for an event that is not JSON", async () => {

@@ -34,11 +34,17 @@ export interface ChunkMapperContext {
 
 /** Turns a stream's events into chunks, one event at a time. */
 export interface ChunkMapper {
-  /** The chunks for one parsed event. Throws the mapped error for an error event. */
+  /**
+   * The chunks for one parsed event. Throws the mapped error for an error event. The event that
+   * finishes the last candidate (or blocks the prompt) is followed by the usage chunk
+   * (`choices: []`) when it carries `usageMetadata`, as Gemini's last event does: the core then
+   * has the whole stream, without waiting for the body's end.
+   */
   map(event: unknown): ChatCompletionChunk[];
   /**
-   * The closing chunks once the body has ended: the usage chunk (`choices: []`) when the upstream
-   * reported usage. Throws 502 when the stream ended before every candidate finished.
+   * The closing chunks once the body has ended: the usage chunk when the upstream reported usage
+   * and `map` did not already send it. Throws 502 when the stream ended before every candidate
+   * finished.
    */
   end(): ChatCompletionChunk[];
 }
@@ -65,6 +71,10 @@ export function createChunkMapper(context: ChunkMapperContext): ChunkMapper {
   let responseId = "";
   let usage: Usage | undefined;
   let blocked = false;
+  /** Candidates that have their finish reason. */
+  let finishes = 0;
+  let usageSent = false;
+  const choices = context.choices ?? 1;
 
   const chunk = (choices: ChatChunkChoice[], extra: Partial<ChatCompletionChunk> = {}): ChatCompletionChunk => ({ ...head!, choices, ...extra });
 
@@ -78,7 +88,8 @@ export function createChunkMapper(context: ChunkMapperContext): ChunkMapper {
         const model = typeof reply.modelVersion === "string" && reply.modelVersion ? reply.modelVersion : context.model;
         head = { id: completionId(responseId), object: "chat.completion.chunk", created: createdAt(reply.createTime), model };
       }
-      if (isObject(reply.usageMetadata)) usage = mapUsage(reply.usageMetadata);
+      const reported = isObject(reply.usageMetadata);
+      if (reported) usage = mapUsage(reply.usageMetadata!);
 
       const out: ChatCompletionChunk[] = [];
       const list = Array.isArray(reply.candidates) ? reply.candidates.filter((candidate): boolean => isObject(candidate)) : [];
@@ -111,10 +122,16 @@ export function createChunkMapper(context: ChunkMapperContext): ChunkMapper {
         if (hasDelta) out.push(chunk([{ index, delta: sendRole ? { role: "assistant", ...delta } : delta, finish_reason: null }]));
         if (finishing) {
           state.finished = true;
+          finishes++;
           const finish = mapFinishReason(candidate.finishReason, state.toolCalls > 0);
           out.push(chunk([{ index, delta: sendRole && !hasDelta ? { role: "assistant" } : {}, ...finish }]));
         }
       });
+      // The answer is whole, and this event's usage is the final one.
+      if (reported && !usageSent && (blocked || finishes >= choices)) {
+        usageSent = true;
+        out.push(chunk([], { usage }));
+      }
       return out;
     },
 
@@ -122,7 +139,7 @@ export function createChunkMapper(context: ChunkMapperContext): ChunkMapper {
       if (!head) throw upstreamError(`${context.provider}: the reply to a streamed request carried no events.`);
       const unfinished = [...candidates.values()].some((state) => !state.finished);
       if (unfinished || (candidates.size === 0 && !blocked)) throw upstreamError(`${context.provider}: the stream ended before the reply was complete.`);
-      return usage ? [chunk([], { usage })] : [];
+      return usage && !usageSent ? [chunk([], { usage })] : [];
     },
   };
 }
@@ -162,7 +179,8 @@ function mapRead(events: readonly EventSourceMessage[], mapper: ChunkMapper, ite
 
 /**
  * Yields the chunks of a Gemini SSE body, one batch per upstream read (what `chatStreamBatches`
- * hands the core; never an empty batch), then the usage chunk once the body has ended. Throws the
+ * hands the core; never an empty batch), the usage chunk with the event that finishes the answer
+ * (or, when that event has no usage, once the body has ended). Throws the
  * mapped error for an error event, 502 for an event that is not JSON, each after a batch of the
  * chunks before it; 502 for a body that breaks off or ends early, 504 for a body that stalls past
  * the timeout.

@@ -3,6 +3,7 @@
  * reads, the batches hold the same chunks as `createChunkMapper` makes of the parsed events, and as
  * `readGeminiStream` yields one at a time.
  */
+import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { replyBody, type ChatCompletionChunk, type HttpBody } from "@modelmux/core";
 import { createChunkMapper, readGeminiStream, readGeminiStreamBatches } from "../src/stream.ts";
@@ -73,10 +74,24 @@ describe("readGeminiStreamBatches", () => {
     expect(mismatches).toEqual([]);
   });
 
-  it("gives one batch per read, then the usage chunk once the body has ended", async () => {
+  it("gives one batch per read, the usage chunk in the batch of the event that finishes the answer", async () => {
     const batches = await batchesOf(reads(Buffer.from(sse(TEXT))));
-    expect(batches.map((batch) => batch.length)).toEqual([reference(TEXT).length - 1, 1]);
-    expect(batches[1]![0]).toMatchObject({ choices: [], usage: { prompt_tokens: 24, completion_tokens: 23 } });
+    expect(batches.map((batch) => batch.length)).toEqual([reference(TEXT).length]);
+    expect(batches[0]!.at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 24, completion_tokens: 23 } });
+  });
+
+  it("hands over the usage chunk with the last event while the body is still open", async () => {
+    const open = new Readable({ read() {} });
+    open.push(sse(TEXT));
+    const body = replyBody(open);
+    const batches = readGeminiStreamBatches(body, OPTIONS);
+    const first = await batches.next();
+    expect(first.done).toBe(false);
+    expect((first.value as ChatCompletionChunk[]).at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 24, completion_tokens: 23 } });
+    // Let go of: the rest is read until the next turn of the event loop, then the body destroyed.
+    await batches.return(undefined);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(body.destroyed).toBe(true);
   });
 
   it("yields the chunks before an error event in the same read, then throws the mapped error", async () => {

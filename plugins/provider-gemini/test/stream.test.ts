@@ -119,6 +119,20 @@ describe("createChunkMapper", () => {
     expect(() => createChunkMapper(context).end()).toThrow(expect.objectContaining({ status: 502 }));
   });
 
+  it("sends the usage chunk with the event that finishes the last candidate, when that event has usage", () => {
+    const usage = { usageMetadata: { promptTokenCount: 4, candidatesTokenCount: 3, totalTokenCount: 7 } };
+    const mapper = createChunkMapper({ ...context, choices: 2 });
+    expect(mapper.map(event([{ text: "a" }], { index: 0, finishReason: "STOP" }, usage)).some((c) => c.choices.length === 0)).toBe(false);
+    const last = mapper.map(event([{ text: "b" }], { index: 1, finishReason: "STOP" }, usage));
+    expect(last.at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 4, completion_tokens: 3, total_tokens: 7 } });
+    expect(mapper.end()).toEqual([]);
+    // Without usage on that event, the last usage reported comes at the body's end, as before.
+    const late = createChunkMapper(context);
+    late.map(event([{ text: "a" }], {}, { usageMetadata: { promptTokenCount: 4 } }));
+    expect(late.map(event([{ text: "b" }], { finishReason: "STOP" })).some((c) => c.choices.length === 0)).toBe(false);
+    expect(late.end()).toMatchObject([{ choices: [], usage: { prompt_tokens: 4 } }]);
+  });
+
   it("sends no usage chunk when the upstream reported none", () => {
     const chunks = mapAll([{ candidates: [{ content: { parts: [{ text: "x" }] }, finishReason: "STOP" }] }]);
     expect(chunks.some((c) => c.choices.length === 0)).toBe(false);

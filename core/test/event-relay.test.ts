@@ -4,81 +4,10 @@
  * same bytes cut into reads at every kind of place must give the client the same frames.
  */
 import { describe, expect, it } from "vitest";
-import { openEventRelay, type EventRelayOptions } from "../src/chat/event-relay.ts";
-import { openChatStreamFrames } from "../src/chat/stream-frames.ts";
+import { openEventRelay } from "../src/chat/event-relay.ts";
 import { ModelmuxError } from "../src/errors.ts";
 import { replyBody } from "../src/responses/reply-body.ts";
-import { toUpstreamError } from "../src/http-client.ts";
-import type { ChatStreamItem, Usage } from "../src/types/chat.ts";
-import { readChatStreamBatches, streamErrorOf } from "../../plugins/provider-openai/src/stream.ts";
-
-const chunk = (content: string, extra = "") =>
-  `{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","service_tier":"default","system_fingerprint":"fp",${extra}"choices":[{"index":0,"delta":{"content":${JSON.stringify(content)}},"finish_reason":null}],"usage":null}`;
-const usageChunk = '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","service_tier":"default","choices":[],"usage":{"prompt_tokens":2,"completion_tokens":3,"total_tokens":5}}';
-const lastTier = '{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"z"}}],"service_tier": "flex"}';
-const finish = '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":null}';
-const errorPayload = '{"error":{"message":"overloaded","type":"server_error","code":null}}';
-
-const sse = (data: string) => `data: ${data}\n\n`;
-const plain = [chunk("Hello"), chunk(" wörld ✓ 🚀"), chunk('quote " and \\n escape'), lastTier, finish, usageChunk].map(sse).join("") + "data: [DONE]\n\n";
-
-/** Cuts `text` (as UTF-8 bytes) at the given offsets: reads that split events, lines and characters. */
-function reads(text: string, cuts: number[]): Buffer[] {
-  const bytes = Buffer.from(text);
-  const out: Buffer[] = [];
-  let at = 0;
-  for (const cut of [...cuts, bytes.length]) {
-    if (cut > at) out.push(bytes.subarray(at, cut));
-    at = Math.max(at, cut);
-  }
-  return out;
-}
-
-interface Run {
-  text: string;
-  usage: Usage[];
-  collected: ChatStreamItem[];
-  /** The error thrown before the first frame (an error reply), if any. */
-  thrown?: unknown;
-}
-
-const OPTIONS = { provider: "p", timeoutMs: 1000, clientGone: () => false, classify: (error: unknown) => toUpstreamError(error, "p", 1000) };
-
-async function viaRelay(parts: Buffer[], options: Partial<EventRelayOptions> = {}): Promise<Run> {
-  const run: Run = { text: "", usage: [], collected: [] };
-  try {
-    const frames = await openEventRelay(
-      { body: replyBody(parts), errorOf: (event, data) => streamErrorOf(event, data, { provider: "p" }) },
-      { ...OPTIONS, includeUsage: false, keepServiceTier: false, onUsage: (u) => run.usage.push(u), collect: (i) => run.collected.push(i), ...options },
-    );
-    for await (const frame of frames) run.text += frame;
-  } catch (error) {
-    run.thrown = error;
-  }
-  return run;
-}
-
-/** The chunk-by-chunk path, as the core runs it for `chatStreamBatches`. */
-async function viaChunks(parts: Buffer[], options: Partial<EventRelayOptions> = {}): Promise<Run> {
-  const run: Run = { text: "", usage: [], collected: [] };
-  try {
-    const items = readChatStreamBatches(replyBody(parts), { provider: "p", timeoutMs: 1000 });
-    const frames = await openChatStreamFrames(items, {
-      ...OPTIONS,
-      includeUsage: false,
-      keepServiceTier: false,
-      onUsage: (u) => run.usage.push(u),
-      collect: (i) => run.collected.push(i),
-      ...options,
-    });
-    for await (const frame of frames) run.text += frame;
-  } catch (error) {
-    run.thrown = error;
-  }
-  return run;
-}
-
-const every = (text: string) => Array.from({ length: Buffer.byteLength(text) - 1 }, (_, i) => [i + 1]);
+import { chunk, errorEventOf, errorPayload, every, finish, OPTIONS, plain, reads, sse, usageChunk, viaChunks, viaRelay } from "./fixtures/relay-fixtures.ts";
 
 describe("openEventRelay", () => {
   it("relays a plain stream as the chunk path frames it, read whole", async () => {
@@ -143,50 +72,6 @@ describe("openEventRelay", () => {
     expect((plainError.thrown as ModelmuxError).message).toContain("overloaded");
   });
 
-  it("ignores what follows [DONE] and destroys a body that has not ended", async () => {
-    const body = replyBody(
-      (async function* () {
-        yield Buffer.from(sse(chunk("a")) + sse(finish) + "data: [DONE]\n\n");
-        await new Promise((resolve) => setTimeout(resolve, 60_000));
-        yield Buffer.from(sse(chunk("late")));
-      })(),
-    );
-    const frames = await openEventRelay({ body, errorOf: () => undefined }, { ...OPTIONS, includeUsage: false, keepServiceTier: false });
-    let text = "";
-    for await (const frame of frames) text += frame;
-    expect(text).toBe(sse(chunk("a").replace('"service_tier":"default",', "")) + sse(finish) + "data: [DONE]\n\n");
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(body.destroyed).toBe(true);
-  });
-
-  it("reads a body that ends right after [DONE] to its end instead of destroying it", async () => {
-    // A body whose end is only seen by one more read: destroying it first would abort a complete request.
-    const calls: string[] = [];
-    let reads = 0;
-    const body = {
-      destroyed: false,
-      destroy() {
-        calls.push(`destroy after ${reads} reads`);
-        this.destroyed = true;
-      },
-      text: async () => "",
-      json: async () => null,
-      [Symbol.asyncIterator]() {
-        return {
-          next: async (): Promise<IteratorResult<Buffer>> => {
-            reads++;
-            return reads === 1 ? { done: false, value: Buffer.from(sse(chunk("a")) + sse(finish) + "data: [DONE]\n\n") } : { done: true, value: undefined };
-          },
-        };
-      },
-    };
-    const frames = await openEventRelay({ body, errorOf: () => undefined }, { ...OPTIONS, includeUsage: false, keepServiceTier: false });
-    for await (const _frame of frames);
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(reads).toBe(2);
-    expect(calls).toEqual([]);
-  });
-
   it("is a 502 for a body with no events, and ends with an error event when the body breaks off", async () => {
     const empty = await viaRelay(reads(": nothing\n\n", []));
     expect((empty.thrown as ModelmuxError).message).toBe("p: the reply to a streamed request carried no events.");
@@ -229,11 +114,6 @@ describe("openEventRelay", () => {
   });
 });
 
-/** The error event's envelope in a run's text, if the run ended with one. */
-const errorEventOf = (text: string) => {
-  const last = text.trimEnd().split("\n\n").at(-1) ?? "";
-  return last.startsWith('data: {"error"') ? (JSON.parse(last.slice("data: ".length)) as { error: { message: string; code: string } }).error : undefined;
-};
 
 describe("openEventRelay: a stream must be whole", () => {
   const unreadable = [
@@ -329,95 +209,6 @@ describe("openEventRelay: a stream must be whole", () => {
     }
   });
 
-  it("ends normally when the body breaks off after the last finish reason, and with the error event before it", async () => {
-    const broken = (text: string) =>
-      replyBody(
-        (async function* () {
-          yield Buffer.from(text);
-          throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
-        })(),
-      );
-    let stored = 0;
-    const whole = await openEventRelay({ body: broken(sse(chunk("a")) + sse(finish)), errorOf: () => undefined }, { ...OPTIONS, includeUsage: false, keepServiceTier: false, beforeDone: async () => void stored++ });
-    let text = "";
-    for await (const frame of whole) text += frame;
-    expect(text.endsWith(sse(finish) + "data: [DONE]\n\n")).toBe(true);
-    expect(stored).toBe(1);
-    const cut = await openEventRelay({ body: broken(sse(chunk("a"))), errorOf: () => undefined }, { ...OPTIONS, includeUsage: false, keepServiceTier: false });
-    let cutText = "";
-    for await (const frame of cut) cutText += frame;
-    expect(errorEventOf(cutText)).toMatchObject({ code: "upstream_error" });
-    // An error event after the finish reason is still the stream's error.
-    const reported = await viaRelay(reads(sse(chunk("a")) + sse(finish) + sse(errorPayload), [Buffer.byteLength(sse(chunk("a")))]));
-    expect(errorEventOf(reported.text)?.message).toContain("overloaded");
-  });
-
-  it("stores nothing and sends no [DONE] when the client leaves after the last finish reason", async () => {
-    let gone = false;
-    let reads = 0;
-    // The client leaves while the relay waits for the read after the finish reason: the body is aborted.
-    const body = {
-      destroyed: false,
-      destroy() {
-        this.destroyed = true;
-      },
-      text: async () => "",
-      json: async () => null,
-      [Symbol.asyncIterator]() {
-        return {
-          next: async (): Promise<IteratorResult<Buffer>> => {
-            if (reads++ === 0) return { done: false, value: Buffer.from(sse(chunk("a")) + sse(finish)) };
-            gone = true;
-            throw Object.assign(new Error("The client closed the connection."), { name: "AbortError" });
-          },
-        };
-      },
-    };
-    let stored = 0;
-    const frames = await openEventRelay({ body, errorOf: () => undefined }, { ...OPTIONS, includeUsage: false, keepServiceTier: false, clientGone: () => gone, beforeDone: async () => void stored++ });
-    let text = "";
-    for await (const frame of frames) text += frame;
-    expect(text).not.toContain("[DONE]");
-    expect(stored).toBe(0);
-  });
-
-  it("ends about a second after the last finish reason when the body sends nothing more (no usage chunk), then destroys it", async () => {
-    const body = replyBody(
-      (async function* () {
-        yield Buffer.from(sse(chunk("a")) + sse(finish));
-        await new Promise((resolve) => setTimeout(resolve, 60_000));
-        yield Buffer.from(sse(chunk("late")));
-      })(),
-    );
-    let stored = 0;
-    const started = Date.now();
-    const frames = await openEventRelay({ body, errorOf: () => undefined }, { ...OPTIONS, includeUsage: true, keepServiceTier: false, beforeDone: async () => void stored++ });
-    let text = "";
-    for await (const frame of frames) text += frame;
-    expect(Date.now() - started).toBeLessThan(2500);
-    expect(text.endsWith(sse(finish) + "data: [DONE]\n\n")).toBe(true);
-    expect(stored).toBe(1);
-    expect(body.destroyed).toBe(true);
-  });
-
-  it("relays and counts the usage chunk that comes within that second", async () => {
-    const body = replyBody(
-      (async function* () {
-        yield Buffer.from(sse(chunk("a")) + sse(finish));
-        await new Promise((resolve) => setTimeout(resolve, 300));
-        yield Buffer.from(sse(usageChunk));
-        await new Promise((resolve) => setTimeout(resolve, 60_000));
-      })(),
-    );
-    const usage: Usage[] = [];
-    const frames = await openEventRelay({ body, errorOf: () => undefined }, { ...OPTIONS, includeUsage: true, keepServiceTier: false, onUsage: (u) => usage.push(u) });
-    let text = "";
-    for await (const frame of frames) text += frame;
-    expect(text).toContain('"choices":[]');
-    expect(text.endsWith("data: [DONE]\n\n")).toBe(true);
-    expect(usage).toEqual([{ prompt_tokens: 2, completion_tokens: 3, total_tokens: 5 }]);
-  });
-
   it("shows errorOf only events that may be errors: not a chunk, named error, or with an error key", async () => {
     const shown: string[] = [];
     const errorOf = (_event: string | undefined, data: string) => void shown.push(data);
@@ -426,71 +217,6 @@ describe("openEventRelay: a stream must be whole", () => {
     const frames = await openEventRelay({ body: replyBody([Buffer.from(text)]), errorOf }, { ...OPTIONS, includeUsage: false, keepServiceTier: false });
     for await (const _frame of frames);
     expect(shown).toEqual([withError]);
-  });
-
-  it("completes a stream without [DONE] at its end, with its usage", async () => {
-    const text = sse(chunk("a")) + sse(finish) + sse(usageChunk);
-    for (const cuts of [[], [20], every(text).flat()]) {
-      const relay = await viaRelay(reads(text, cuts), { includeUsage: true });
-      expect(relay.text).toBe((await viaChunks(reads(text, cuts), { includeUsage: true })).text);
-      expect(relay.text.endsWith(sse(usageChunk.replace('"service_tier":"default",', "")) + "data: [DONE]\n\n")).toBe(true);
-      expect(relay.usage).toEqual([{ prompt_tokens: 2, completion_tokens: 3, total_tokens: 5 }]);
-    }
-    const noUsage = await viaRelay(reads(sse(chunk("a")) + sse(finish), []));
-    expect(noUsage.text.endsWith("data: [DONE]\n\n")).toBe(true);
-    expect(noUsage.usage).toEqual([]);
-  });
-
-  it("ends at the usage chunk after the finish reason when the upstream keeps the body open, then lets go of it", async () => {
-    const body = replyBody(
-      (async function* () {
-        yield Buffer.from(sse(chunk("a")) + sse(finish));
-        yield Buffer.from(sse(usageChunk));
-        await new Promise((resolve) => setTimeout(resolve, 60_000));
-        yield Buffer.from(sse(chunk("late")));
-      })(),
-    );
-    const frames = await openEventRelay({ body, errorOf: () => undefined }, { ...OPTIONS, includeUsage: true, keepServiceTier: false });
-    let text = "";
-    for await (const frame of frames) text += frame;
-    expect(text).toContain('"choices":[]');
-    expect(text.endsWith("data: [DONE]\n\n")).toBe(true);
-    expect(text).not.toContain("late");
-    // Read on for a while (its [DONE] and end may be on their way), then destroyed.
-    expect(body.destroyed).toBe(false);
-    await new Promise((resolve) => setTimeout(resolve, 1100));
-    expect(body.destroyed).toBe(true);
-  });
-
-  it("keeps a body whose [DONE] and end come a read after the usage chunk (its connection stays reusable)", async () => {
-    let reads = 0;
-    const calls: string[] = [];
-    const parts = [sse(chunk("a")) + sse(finish) + sse(usageChunk), "data: [DONE]\n\n"];
-    const body = {
-      destroyed: false,
-      destroy() {
-        calls.push("destroy");
-        this.destroyed = true;
-      },
-      text: async () => "",
-      json: async () => null,
-      [Symbol.asyncIterator]() {
-        return {
-          next: async (): Promise<IteratorResult<Buffer>> => {
-            const part = parts[reads++];
-            if (reads === 2) await new Promise((resolve) => setTimeout(resolve, 30));
-            return part === undefined ? { done: true, value: undefined } : { done: false, value: Buffer.from(part) };
-          },
-        };
-      },
-    };
-    const frames = await openEventRelay({ body, errorOf: () => undefined }, { ...OPTIONS, includeUsage: false, keepServiceTier: false });
-    let text = "";
-    for await (const frame of frames) text += frame;
-    expect(text.endsWith("data: [DONE]\n\n")).toBe(true);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(reads).toBe(3);
-    expect(calls).toEqual([]);
   });
 
   it("stores nothing of a broken stream: beforeDone is not called", async () => {

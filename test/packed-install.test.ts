@@ -185,8 +185,9 @@ await router.close();
       `import { createRouter, defineProvider, invalidRequest, type ModelmuxConfig, type Router } from "@modelmux/core";
 import echo from "@modelmux/provider-echo";
 
-const config: ModelmuxConfig = { auth: { api_keys: [{ key: "sk-ts" }] }, providers: { echo: { plugin: "provider-echo", models: ["echo-1"] } } };
-const router: Router = await createRouter(config);
+// As the README's "Using the packages outside this repository" embeds it: the definition itself.
+const config: ModelmuxConfig = { auth: { api_keys: [{ key: "sk-ts" }] }, providers: { echo: { plugin: "echo", models: ["echo-1"] } } };
+const router: Router = await createRouter(config, { plugins: { echo } });
 const response: Response = await router.fetch(new Request("http://localhost/v1/models"));
 export const status: number = response.status;
 export const echoName: string = echo.name;

@@ -9,7 +9,7 @@
  * (`--prefer-offline`), else from the registry.
  */
 import { execFile } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -243,5 +243,17 @@ export default defineProvider({
     expect(loaded.stderr).toBe("");
     expect(loaded.code).toBe(0);
     expect(loaded.stdout).toContain("is valid: 1 model(s): refuser/m-1");
+  });
+
+  it("a core packed without its dist/ (--ignore-scripts) says so, instead of a module-not-found stack", async () => {
+    const dist = join(project, "node_modules/@modelmux/core/dist");
+    renameSync(dist, `${dist}-aside`);
+    try {
+      const { code, stderr } = await modelmux(["--version"]);
+      expect(stderr).toBe("[modelmux] this @modelmux/core has no dist/: it was packed without its prepack script, which builds it\n");
+      expect(code).toBe(1);
+    } finally {
+      renameSync(`${dist}-aside`, dist);
+    }
   });
 });

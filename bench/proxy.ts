@@ -1,5 +1,5 @@
 /**
- * modelmux against a direct call and against Portkey's gateway (issue 7). Six servers, each in its
+ * modelmux against a direct call and Portkey's gateway (README "Performance"). Six servers, each in its
  * own process on 127.0.0.1: a fake OpenAI/Anthropic upstream with fixed replies (20-chunk streams),
  * a TCP pipe (`proxy/tcp-pipe.ts`: no HTTP, what one more hop on this machine allows), a Node proxy
  * that only copies bytes (`proxy/node-proxy.ts`: the ceiling of any Node HTTP router here), the same

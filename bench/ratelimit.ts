@@ -1,8 +1,8 @@
 /**
- * Rate limits (issue 6's targets) on `@modelmux/ratelimit-memory` and `@modelmux/ratelimit-redis`
- * (Redis at REDIS_URL, default redis://127.0.0.1:6379, under a key prefix of its own, removed
- * after; skipped with a message when Redis does not answer). `BENCH_LIMITERS=redis` runs one.
- * For each limiter:
+ * Rate limits (the targets of the README, "Rate limits") on `@modelmux/ratelimit-memory` and
+ * `@modelmux/ratelimit-redis` (Redis at REDIS_URL, default redis://127.0.0.1:6379, under a key
+ * prefix of its own, removed after; skipped with a message when Redis does not answer).
+ * `BENCH_LIMITERS=redis` runs one. For each limiter:
  *
  * 1. A decision alone: `RateLimiter.acquire` with a request's three rules (app with a token limit,
  *    developer, provider) and a token reservation, DECISIONS sequential calls after 1,000 warm-ups,

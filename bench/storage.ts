@@ -1,9 +1,9 @@
 /**
- * Stored chat completions (issue 4's targets) on `@modelmux/storage-unstorage`, once per driver:
- * memory; fs in a temporary directory (removed after); redis at REDIS_URL (default
- * redis://127.0.0.1:6379) under a key prefix of its own (removed after with SCAN + UNLINK; the
- * driver is skipped with a message when Redis does not answer). `BENCH_DRIVERS=fs,redis` runs only
- * those. For each driver:
+ * Stored chat completions (the targets of the README, "Stored completions") on
+ * `@modelmux/storage-unstorage`, once per driver: memory; fs in a temporary directory (removed
+ * after); redis at REDIS_URL (default redis://127.0.0.1:6379) under a key prefix of its own
+ * (removed after with SCAN + UNLINK; the driver is skipped with a message when Redis does not
+ * answer). `BENCH_DRIVERS=fs,redis` runs only those. For each driver:
  *
  * 1. Seed STORED completions (100,000; `BENCH_STORED=…` to change) through `Storage.saveCompletion`,
  *    32 in flight: 2 messages, a short reply, 4 models in turn, metadata {team: 1 of 10, env: 1 of 3,

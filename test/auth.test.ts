@@ -1,7 +1,7 @@
 /**
- * End-to-end: API-key authentication (contract §5) over both transports — which Authorization
- * values get 401 and which pass, that /healthz needs none, that auth comes before every other check,
- * and that a key never shows in a reply or in the log.
+ * End-to-end: API-key authentication (docs/interface.md, "Authentication") over both transports —
+ * which Authorization values get 401 and which pass, that /healthz needs none, that auth comes
+ * before every other check, and that a key never shows in a reply or in the log.
  */
 import OpenAI from "openai";
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
@@ -36,7 +36,7 @@ function expectNoKey(text: string): void {
   }
 }
 
-/** Asserts the 401 of contract §5 exactly, and that nothing in the reply carries a key. */
+/** Asserts the 401 `invalid_api_key` exactly, and that nothing in the reply carries a key. */
 async function expect401(res: Response): Promise<void> {
   const text = await wholeReply(res);
   expect(res.status, text).toBe(401);

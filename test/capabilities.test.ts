@@ -1,7 +1,8 @@
 /**
- * End-to-end: the capability check of contract §6 over both transports. Capability overrides in
- * the config (per provider and per model) turn features off on an injected provider that has them
- * all; a request that uses a missing feature gets 400 `unsupported_feature` and never reaches it.
+ * End-to-end: the capability check (docs/interface.md, "Models and capabilities") over both
+ * transports. Capability overrides in the config (per provider and per model) turn features off on
+ * an injected provider that has them all; a request that uses a missing feature gets 400
+ * `unsupported_feature` and never reaches it.
  */
 import OpenAI from "openai";
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
@@ -42,7 +43,7 @@ const FEATURES: Array<[string, Record<string, unknown>, string, string]> = [
   ["parallel_tool_calls", { tools: [tool], parallel_tool_calls: true }, "parallel_tool_calls", "parallel tool calls"],
 ];
 
-/** Asserts the exact 400 of contract §6. */
+/** Asserts the exact 400 `unsupported_feature`. */
 async function expectUnsupported(res: Response, model: string, param: string, feature: string): Promise<void> {
   const text = await res.text();
   expect(res.status, text).toBe(400);

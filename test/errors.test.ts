@@ -1,7 +1,7 @@
 /**
- * End-to-end: the error table of contract §7 over both transports — the envelope, request ids, the
- * statuses the router answers itself (400, 404, 405, 413, 415) and those it maps from a provider
- * (500, 502, 504, a provider's 4xx and 429), before and during a stream.
+ * End-to-end: the error table (docs/interface.md, "Errors") over both transports — the envelope,
+ * request ids, the statuses the router answers itself (400, 404, 405, 413, 415) and those it maps
+ * from a provider (500, 502, 504, a provider's 4xx and 429), before and during a stream.
  */
 import { request as httpRequest } from "node:http";
 import OpenAI from "openai";

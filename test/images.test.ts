@@ -1,7 +1,8 @@
 /**
- * Image generation through the router with the official openai SDK (contract §9), offline on the
- * echo provider: base64 and URL replies, URLs served without a key and gone after 60 minutes,
- * every field validated, and fields a model does not take refused before any provider call.
+ * Image generation through the router with the official openai SDK (docs/interface.md, "Images"),
+ * offline on the echo provider: base64 and URL replies, URLs served without a key and gone after 60
+ * minutes, every field validated, and fields a model does not take refused before any provider
+ * call.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import OpenAI from "openai";

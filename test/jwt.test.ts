@@ -1,8 +1,8 @@
 /**
- * End-to-end: identity-provider tokens (contract §5, `auth.jwt`) against a JWKS server on
- * 127.0.0.1, over both transports, with the openai SDK as client: which tokens pass and which get
- * the 401 envelope, key rotation and its cooldown, a stalled identity provider, the scope a token's
- * claims give to rate limits, and that no token ever reaches the log.
+ * End-to-end: identity-provider tokens (`auth.jwt`; docs/interface.md, "Authentication") against a
+ * JWKS server on 127.0.0.1, over both transports, with the openai SDK as client: which tokens pass
+ * and which get the 401 envelope, key rotation and its cooldown, a stalled identity provider, the
+ * scope a token's claims give to rate limits, and that no token ever reaches the log.
  */
 import OpenAI from "openai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -40,7 +40,7 @@ function jwtConfig(jwksUrl: string, extra: Partial<ModelmuxConfig> = {}, jwt: Re
   );
 }
 
-/** The 401 of contract §5 with the reason in the message. */
+/** The 401 `invalid_api_key` with the reason in the message. */
 async function expect401(res: Response, reason: RegExp): Promise<void> {
   expect(res.status).toBe(401);
   const body = (await res.json()) as { error: { message: string } };

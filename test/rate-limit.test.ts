@@ -1,7 +1,7 @@
 /**
- * End-to-end: rate limits (contract §3, §7) on the in-process limiter, over both transports, with
- * the openai SDK as client. Each case builds its own router, so counters start empty. The probe
- * provider counts upstream calls: a refused request must never reach it.
+ * End-to-end: rate limits (docs/interface.md, "Rate limits") on the in-process limiter, over both
+ * transports, with the openai SDK as client. Each case builds its own router, so counters start
+ * empty. The probe provider counts upstream calls: a refused request must never reach it.
  */
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";

@@ -2,7 +2,8 @@
  * Rate limits and auth on the responses and images endpoints: the same limits as chat completions,
  * counted in one place (one shared per-developer budget across the three endpoints), the
  * x-ratelimit-* headers on JSON and streamed replies, token usage of a responses stream counted,
- * and `/v1/responses` refusing identity-provider tokens (contract §5) while images take them.
+ * and `/v1/responses` refusing identity-provider tokens (docs/interface.md, "Authentication") while
+ * images take them.
  */
 import OpenAI from "openai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";

@@ -1,9 +1,10 @@
 /**
- * Issue 5's end-to-end proof: an agent on the official openai SDK's responses API runs through
- * modelmux unchanged against a fake OpenAI upstream on 127.0.0.1 that speaks the real wire format
- * (test/fixtures/fake-openai-responses.ts): bodies reach the upstream unchanged but for the model
- * name, replies come back unchanged, streams byte for byte, background responses can be polled and
- * cancelled, provider errors arrive in the envelope with the provider's status.
+ * End-to-end proof of the forwarded responses API (docs/interface.md, "Responses API"): an agent on
+ * the official openai SDK's responses API runs through modelmux unchanged against a fake OpenAI
+ * upstream on 127.0.0.1 that speaks the real wire format (test/fixtures/fake-openai-responses.ts):
+ * bodies reach the upstream unchanged but for the model name, replies come back unchanged, streams
+ * byte for byte, background responses can be polled and cancelled, provider errors arrive in the
+ * envelope with the provider's status.
  */
 import OpenAI from "openai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";

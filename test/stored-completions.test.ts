@@ -1,8 +1,8 @@
 /**
- * Stored chat completions end to end through the openai SDK (contract §8), the same suite on the
- * memory, fs and Redis storage: store (JSON and streamed), list with pagination in both orders,
- * model and metadata filters, retrieve, update, messages, delete; and nothing stored for a failed
- * or aborted request.
+ * Stored chat completions end to end through the openai SDK (docs/interface.md, "Stored
+ * completions"), the same suite on the memory, fs and Redis storage: store (JSON and streamed),
+ * list with pagination in both orders, model and metadata filters, retrieve, update, messages,
+ * delete; and nothing stored for a failed or aborted request.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -9,7 +9,7 @@
 import { ms, verdict, type Row, type Summary } from "../lib.ts";
 import type { PathKind, PathSpec, Via } from "./paths.ts";
 
-/** Issue 7's targets. */
+/** The targets (README, "Performance": "targets missed"). */
 export const TARGETS = {
   /** Added p50 at 1 connection, ms: the whole JSON reply, a stream's first byte. */
   addedJsonMs: 0.25,

@@ -45,7 +45,7 @@ export function startNodeProxy(upstream: string, json = false): Promise<BenchPro
 
 export interface ModelmuxOptions {
   upstream: string;
-  /** Adds `responses: { provider: fake }` (the /v1/responses pass-through of issue 5). */
+  /** Adds `responses: { provider: fake }`: the /v1/responses pass-through (docs/interface.md, "Responses API"). */
   responses: boolean;
   /** `logging.level`; the default config's `info` writes one access-log line per request. */
   logLevel: string;

@@ -22,7 +22,7 @@ export interface AppContext {
   storage: Storage | undefined;
   /** The limiter and the limits; undefined when the config sets none. Used via `acquireRateLimit`. */
   rateLimits?: RateLimits | undefined;
-  /** Generated images kept for their URLs (contract §9). */
+  /** Generated images kept for their URLs (docs/interface.md, "Images"). */
   images: ImageStore;
   /** How the URLs of those images find the router's public origin (`server.public_url`, `server.trusted_proxies`). */
   originPolicy: OriginPolicy;
@@ -30,7 +30,7 @@ export interface AppContext {
   responses: ResponsesTarget | { off: string };
 }
 
-/** The one provider the responses API is forwarded to (contract §4). */
+/** The one provider the responses API is forwarded to (docs/interface.md, "Responses API"). */
 export interface ResponsesTarget {
   provider: string;
   instance: Provider;

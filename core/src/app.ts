@@ -38,7 +38,8 @@ export function createRoutes(ctx: AppContext): Route[] {
     { path: "/v1/responses/:id/cancel", methods: { POST: responses.cancelResponse } },
     { path: "/v1/responses/:id/input_items", methods: { GET: responses.listInputItems } },
     { path: "/v1/images/generations", methods: { POST: images.generateImages } },
-    // Outside /v1: an image URL needs no API key, its token is the credential (contract §9).
+    // Outside /v1: an image URL needs no API key, its token is the credential
+    // (docs/interface.md, "Images").
     { path: `${IMAGE_FILES_PATH}/:name`, methods: getAndHead(images.getImageFile) },
     { path: "/v1/models", methods: getAndHead(createModelsHandler(ctx.models.entries)) },
   ];

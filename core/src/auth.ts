@@ -1,5 +1,6 @@
 /**
- * Authentication (contract §5), the only place that reads `Authorization`. Two schemes:
+ * Authentication (docs/interface.md, "Authentication"), the only place that reads `Authorization`.
+ * Two schemes:
  * - API keys, kept as SHA-256 digests: the lookup compares digests, so timing reveals nothing about
  *   a key, and the key itself is never stored in a structure that might be logged. Synchronous.
  * - identity-provider tokens (`auth.jwt`): a Bearer value that is not a configured key and has the
@@ -16,7 +17,7 @@ export interface Principal {
   developer: string;
   /**
    * How the caller proved itself: a configured API key, or an identity-provider token. Endpoints
-   * that accept API keys only (`/v1/responses`, contract §5) refuse `"jwt"` with a 401.
+   * that accept API keys only (`/v1/responses`) refuse `"jwt"` with a 401.
    */
   scheme: "api_key" | "jwt";
 }
@@ -35,8 +36,8 @@ function digest(key: string): string {
 }
 
 /**
- * Returns the caller, or throws the 401 of contract §5. An API key is answered synchronously; only
- * a JWT (when `auth.jwt` is configured) returns a promise.
+ * Returns the caller, or throws the 401 `invalid_api_key` (docs/interface.md, "Authentication"). An
+ * API key is answered synchronously; only a JWT (when `auth.jwt` is configured) returns a promise.
  */
 export type Authenticate = (authorization: string | null) => Principal | Promise<Principal>;
 

@@ -3,7 +3,7 @@ import type { ChatRequest } from "./types/chat.ts";
 import { IMAGE_OPTIONS, type ImageOption } from "./types/images.ts";
 import { invalidRequest } from "./errors.ts";
 
-/** Every feature a model may or may not have (contract §6). */
+/** Every feature a model may or may not have (docs/interface.md, "Models and capabilities"). */
 export const CAPABILITY_NAMES = [
   "chat",
   "streaming",
@@ -69,8 +69,8 @@ const CHAT_FEATURES: ReadonlyArray<{ capability: Capability; param: string; feat
 ];
 
 /**
- * The one capability check for chat requests (contract §6). Throws 400 `unsupported_feature`
- * naming the first request field the model cannot serve.
+ * The one capability check for chat requests (docs/interface.md, "Models and capabilities"). Throws
+ * 400 `unsupported_feature` naming the first request field the model cannot serve.
  */
 export function assertChatCapabilities(request: ChatRequest, capabilities: Capabilities, modelName: string): void {
   for (const { capability, param, feature, uses } of CHAT_FEATURES) {

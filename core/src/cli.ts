@@ -1,5 +1,5 @@
 /**
- * The `modelmux` command (contract §2):
+ * The `modelmux` command (README, "Configuration"):
  *   modelmux serve [--config FILE] [--host H] [--port N]
  *   modelmux check [--config FILE]
  */

@@ -1,6 +1,6 @@
 /**
- * The one error module (contract §7): every error reply of every endpoint is made here, in the
- * envelope `{"error": {"message", "type", "code", "param"}}`.
+ * The one error module (docs/interface.md, "Errors"): every error reply of every endpoint is made
+ * here, in the envelope `{"error": {"message", "type", "code", "param"}}`.
  */
 
 export type ErrorType = "invalid_request_error" | "api_error" | "rate_limit_error";
@@ -220,17 +220,18 @@ export interface ProviderErrorInit {
 }
 
 /**
- * Maps an error reply of a provider into the envelope (contract §7): a 4xx keeps its status and the
- * provider's message; 429 becomes `rate_limit_error` / `rate_limit_exceeded` with its `retry-after`
- * (the provider's own code, e.g. `insufficient_quota`, is then only in the message); any 5xx (Anthropic's
- * 529 included) becomes 502 `upstream_error`. Provider plugins throw what this returns.
+ * Maps an error reply of a provider into the envelope (docs/interface.md, "Errors"): a 4xx keeps
+ * its status and the provider's message; 429 becomes `rate_limit_error` / `rate_limit_exceeded`
+ * with its `retry-after` (the provider's own code, e.g. `insufficient_quota`, is then only in the
+ * message); any 5xx (Anthropic's 529 included) becomes 502 `upstream_error`. Provider plugins throw
+ * what this returns.
  */
 export function providerError(provider: string, init: ProviderErrorInit): ModelmuxError {
   const message = `${provider}: ${init.message}`;
   if (init.status === 429) {
     const headers: Record<string, string> = {};
     if (init.retryAfter) headers["retry-after"] = init.retryAfter;
-    // Every 429 reads the same to clients (contract §7); the provider's own kind stays in the message.
+    // Every 429 reads the same to clients; the provider's own kind stays in the message.
     return new ModelmuxError(message, { status: 429, type: "rate_limit_error", code: "rate_limit_exceeded", param: init.param, headers });
   }
   if (init.status >= 400 && init.status < 500) {

@@ -1,6 +1,7 @@
 /**
  * The model table, built once at start-up: every configured `provider/model`, its provider
- * instance, its merged capability map, and the aliases that point at it (contract §4).
+ * instance, its merged capability map, and the aliases that point at it (docs/interface.md,
+ * "Models and capabilities").
  */
 import { mergeCapabilities, type Capabilities } from "./capabilities.ts";
 import { modelNotFound, modelSwitchedOff } from "./errors.ts";

@@ -1,5 +1,5 @@
 /**
- * The plugin contract (contract §10). A plugin is an ES module whose default export is made with
+ * The plugin contract (docs/plugins.md). A plugin is an ES module whose default export is made with
  * `defineProvider`, `defineStorage` or `defineRateLimiter`. The core validates the plugin's options
  * against its `optionsSchema` before the server starts, then calls `setup(options, ctx)` once.
  * A storage plugin also states the version of the storage contract it implements (`contract: 2`,
@@ -129,15 +129,16 @@ export interface Provider {
    */
   images?(request: ImageGenerationRequest, call: ProviderCall): Promise<ImagesResponse>;
   /**
-   * The optional image request fields a model accepts (contract §6 for images): a request that sets
-   * any other one gets the core's 400 `unsupported_feature`. `n` means more than one image.
-   * Without this method only `prompt`, `response_format` and `user` are accepted.
+   * The optional image request fields a model accepts: a request that sets any other one gets the
+   * core's 400 `unsupported_feature` (docs/interface.md, "Models and capabilities"). `n` means more
+   * than one image. Without this method only `prompt`, `response_format` and `user` are accepted.
    */
   imageOptions?(model: string): readonly ImageOption[];
   /**
-   * The responses API, forwarded one-to-one (contract §4): send `request` to the upstream as is
-   * (only credentials added) and return a success reply with its body unread, or throw the mapped
-   * `providerError` for an error reply. The core streams the body to the client unchanged.
+   * The responses API, forwarded one-to-one (docs/interface.md, "Responses API"): send `request` to
+   * the upstream as is (only credentials added) and return a success reply with its body unread, or
+   * throw the mapped `providerError` for an error reply. The core streams the body to the client
+   * unchanged.
    */
   responses?(request: ForwardRequest, call: ForwardCall): Promise<ForwardReply>;
   /** Releases what `setup` acquired. */

@@ -1,6 +1,7 @@
 /**
- * `createRouter(config)` (contract §11): everything that can be done once is done here, before the
- * first request: config checked, plugins loaded and set up, schemas compiled, model table built.
+ * `createRouter(config)` (README, "Embedding"): everything that can be done once is done here,
+ * before the first request: config checked, plugins loaded and set up, schemas compiled, model
+ * table built.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { H3 } from "h3";

@@ -1,9 +1,10 @@
 /**
- * Identity-provider tokens (contract §5, `auth.jwt`): a Bearer JWT is verified with `jose` against
- * the provider's JWKS (signature, `iss`, `aud`, `exp`, `nbf`), and its claims name the app and the
- * developer that rate limits count. The JWKS is fetched once and cached; a token signed with a key
- * the cache does not have (a rotation) fetches it again, at most once per `jwks_cooldown`. Every
- * failure is a 401; a slow identity provider costs at most `jwks_timeout`. Tokens are never logged.
+ * Identity-provider tokens (`auth.jwt`; docs/interface.md, "Authentication"): a Bearer JWT is
+ * verified with `jose` against the provider's JWKS (signature, `iss`, `aud`, `exp`, `nbf`), and its
+ * claims name the app and the developer that rate limits count. The JWKS is fetched once and
+ * cached; a token signed with a key the cache does not have (a rotation) fetches it again, at most
+ * once per `jwks_cooldown`. Every failure is a 401; a slow identity provider costs at most
+ * `jwks_timeout`. Tokens are never logged.
  */
 import type { ConsolaInstance } from "consola";
 import type { JWTPayload } from "jose";

@@ -1,5 +1,5 @@
 /**
- * `service_tier` appears in a reply only when the request set it (service-interface.md), while
+ * `service_tier` appears in a reply only when the request set it (docs/interface.md, "What the router changes"), while
  * OpenAI sends it in every reply and chunk. Removing it from JSON text (a chunk, a block of
  * events, a whole completion) saves parsing and serialising what is otherwise passed on as is.
  * Only a chat completion's or chunk's own key matches: inside a string its quotes are escaped, and

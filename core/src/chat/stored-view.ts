@@ -1,5 +1,5 @@
 /**
- * How stored completions and their messages look on the wire (service-interface.md: chat
+ * How stored completions and their messages look on the wire (docs/interface.md, "Stored completions": chat
  * completion object, stored chat completion message list item, delete result).
  */
 import type { StoredCompletion } from "../plugin.ts";

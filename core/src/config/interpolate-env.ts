@@ -1,6 +1,7 @@
 /**
- * `${VAR}` and `${VAR:-default}` substitution (contract §3), applied to the string values of the
- * parsed YAML, never to its raw text: a value with quotes or newlines cannot break the document.
+ * `${VAR}` and `${VAR:-default}` substitution (README, "Configuration"), applied to the string
+ * values of the parsed YAML, never to its raw text: a value with quotes or newlines cannot break
+ * the document.
  */
 
 const PATTERN = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;

@@ -1,7 +1,8 @@
 /**
- * Resolves `auth.jwt` (contract §5) into the verifier's settings: defaults filled, durations in
- * ms, and the JWKS URL checked. Keys are fetched over https; plain http only from this machine
- * (a local identity provider in development and tests), where nobody can swap the keys in transit.
+ * Resolves `auth.jwt` (README, "Identity-provider tokens") into the verifier's settings: defaults
+ * filled, durations in ms, and the JWKS URL checked. Keys are fetched over https; plain http only
+ * from this machine (a local identity provider in development and tests), where nobody can swap the
+ * keys in transit.
  */
 import { isIPv4 } from "node:net";
 import type { JwtSettings } from "../auth/jwt.ts";

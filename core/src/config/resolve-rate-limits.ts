@@ -1,6 +1,7 @@
 /**
- * Resolves `rate_limit` and `providers.<name>.rate_limit` (contract §3) into the policy the core
- * applies: windows in ms, overrides in maps. Undefined when the config sets no limit at all.
+ * Resolves `rate_limit` and `providers.<name>.rate_limit` (README, "Rate limits") into the policy
+ * the core applies: windows in ms, overrides in maps. Undefined when the config sets no limit at
+ * all.
  */
 import type { LimitSpec, RateLimitPolicy } from "../rate-limit/policy.ts";
 import { ConfigError } from "./config-error.ts";

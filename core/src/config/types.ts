@@ -1,19 +1,25 @@
 /**
- * The config as written (contract §3) and as resolved once at start-up.
+ * The config as written (README, "Configuration") and as resolved once at start-up.
  */
 import type { Capabilities } from "../capabilities.ts";
 
 export type Duration = number | string;
 export type Size = number | string;
 
-/** A rate limit (contract §3): at most `requests` requests, and `tokens` tokens, in any `window`. */
+/**
+ * A rate limit (README, "Rate limits"): at most `requests` requests, and `tokens` tokens, in any
+ * `window`.
+ */
 export interface LimitConfig {
   requests: number;
   tokens?: number;
   window: Duration;
 }
 
-/** `auth.jwt` (contract §5): identity-provider tokens, verified against the provider's JWKS. */
+/**
+ * `auth.jwt` (README, "Identity-provider tokens"): identity-provider tokens, verified against the
+ * provider's JWKS.
+ */
 export interface JwtConfig {
   issuer: string;
   /** One audience, or several: the token's `aud` must name one of them. */
@@ -35,7 +41,10 @@ export interface JwtConfig {
   jwks_cache_max_age?: Duration;
 }
 
-/** `rate_limit` (contract §3): the limiter plugin, the limits per app and per developer, and overrides. */
+/**
+ * `rate_limit` (README, "Rate limits"): the limiter plugin, the limits per app and per developer,
+ * and overrides.
+ */
 export interface RateLimitConfig extends Partial<PluginBlock> {
   app?: LimitConfig;
   developer?: LimitConfig;

@@ -36,7 +36,7 @@ interface ChatCall {
   grant: RateLimitGrant;
   /** Set when `store: true`. */
   storage: Storage | undefined;
-  /** The client set `service_tier`: replies keep it (service-interface.md). */
+  /** The client set `service_tier`: replies keep it (docs/interface.md, "What the router changes"). */
   keepServiceTier: boolean;
 }
 

@@ -1,8 +1,8 @@
 /**
- * `POST /v1/images/generations` (contract §9): validate, route by model, check the `images`
- * capability and each optional field, call the provider; when the client asked for URLs and got
- * base64, keep the images and answer with URLs on this router. `GET /files/images/:name` serves
- * them, without an API key (the URL's token is the credential), until they expire.
+ * `POST /v1/images/generations` (docs/interface.md, "Images"): validate, route by model, check the
+ * `images` capability and each optional field, call the provider; when the client asked for URLs
+ * and got base64, keep the images and answer with URLs on this router. `GET /files/images/:name`
+ * serves them, without an API key (the URL's token is the credential), until they expire.
  */
 import type { AppContext } from "../app-context.ts";
 import { assertImageCapabilities } from "../capabilities.ts";

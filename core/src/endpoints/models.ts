@@ -1,7 +1,7 @@
 /**
- * `GET /v1/models`: every configured model with the fields of service-interface.md and, so that
- * OpenAI clients work, OpenAI's (contract §4). The list depends only on the config, so its JSON
- * is made once at start-up.
+ * `GET /v1/models`: every configured model with the interface's fields and, so that OpenAI clients
+ * work, OpenAI's (docs/interface.md, "Models and capabilities"). The list depends only on the
+ * config, so its JSON is made once at start-up.
  */
 import { jsonTextReply, type Reply } from "../http/reply.ts";
 import type { ModelEntry } from "../models.ts";

@@ -1,10 +1,10 @@
 /**
- * The responses API (contract §4), forwarded one-to-one to `responses.provider`:
+ * The responses API (docs/interface.md, "Responses API"), forwarded one-to-one to `responses.provider`:
  * `POST /v1/responses` (validated; the model must be that provider's, and its name is made bare),
  * and, so that background responses can be polled and cancelled, `GET` and `DELETE
  * /v1/responses/{id}`, `POST /v1/responses/{id}/cancel` and `GET /v1/responses/{id}/input_items`,
  * each with the client's query string. Replies are relayed unchanged (`responses/relay.ts`).
- * API keys only: an identity-provider token gets 401 here (contract §5).
+ * API keys only: an identity-provider token gets 401 here (docs/interface.md, "Authentication").
  */
 import type { AppContext, ResponsesTarget } from "../app-context.ts";
 import { assertCapability } from "../capabilities.ts";
@@ -26,7 +26,7 @@ const EVENT_STREAM = /^text\/event-stream/i;
 /** The target, once the caller is known to hold an API key. */
 function targetFor(ctx: AppContext, x: Exchange): ResponsesTarget {
   if (x.principal && x.principal.scheme !== "api_key") {
-    throw invalidApiKey("The responses API accepts API keys only (contract §5): send 'Authorization: Bearer <key>' with a key from auth.api_keys.");
+    throw invalidApiKey("The responses API accepts API keys only: send 'Authorization: Bearer <key>' with a key from auth.api_keys.");
   }
   if ("off" in ctx.responses) throw notFound(`The responses API is off: ${ctx.responses.off}`);
   return ctx.responses;
@@ -119,7 +119,7 @@ export function createResponsesHandlers(ctx: AppContext) {
 
     async cancelResponse(x: Exchange) {
       const target = targetFor(ctx, x);
-      // No body (contract §7: the 415 rule does not apply); whatever was sent is not forwarded.
+      // No body (docs/interface.md, "Request bodies": the 415 rule does not apply); whatever was sent is not forwarded.
       return forward(x, target, { method: "POST", path: `/responses/${responseId(x)}/cancel`, stream: false });
     },
 

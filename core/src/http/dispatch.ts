@@ -1,6 +1,6 @@
 /**
  * The steps every request takes before its endpoint, the same for both adapters: authentication
- * on `/v1/` paths (contract §5; `/healthz` and image URLs need none), then the route table.
+ * on `/v1/` paths (docs/interface.md, "Authentication"; `/healthz` and image URLs need none), then the route table.
  */
 import type { Authenticate } from "../auth.ts";
 import type { Exchange } from "./exchange.ts";

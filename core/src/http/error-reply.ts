@@ -1,5 +1,5 @@
 /**
- * The one place where a thrown error becomes a reply (contract §7), for both adapters: ours as they
+ * The one place where a thrown error becomes a reply (docs/interface.md, "Errors"), for both adapters: ours as they
  * are, any failure once the client has hung up as a 499 for the log (nobody reads a reply), anything
  * else as the 500 of a bug, logged with its stack but never sent.
  */

@@ -1,7 +1,7 @@
 /**
  * Finding the handler of a request: paths without parameters in one map (one lookup on the hot
  * path), the few with `:name` segments tried in order. A known path with another method is a 405
- * naming the allowed ones; an unknown path a 404 (contract §7).
+ * naming the allowed ones; an unknown path a 404 (docs/interface.md, "Conventions").
  */
 import { invalidRequest, methodNotAllowed, notFound } from "../errors.ts";
 import { NO_PARAMS, type Exchange } from "./exchange.ts";

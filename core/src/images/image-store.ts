@@ -1,9 +1,9 @@
 /**
- * Generated images served by URL (contract §9): when a client asks for `response_format: url` and
- * the provider returned base64, the image is kept here and the client gets
- * `<router origin>/files/images/<token>.<ext>`. The token (192 random bits) is the only credential,
- * like a provider's signed URL; the store is keyed by its SHA-256, so whoever can read the storage
- * still cannot rebuild a URL from it. Images live 60 minutes.
+ * Generated images served by URL (docs/interface.md, "Images"): when a client asks for
+ * `response_format: url` and the provider returned base64, the image is kept here and the client
+ * gets `<router origin>/files/images/<token>.<ext>`. The token (192 random bits) is the only
+ * credential, like a provider's signed URL; the store is keyed by its SHA-256, so whoever can read
+ * the storage still cannot rebuild a URL from it. Images live 60 minutes.
  *
  * Kept in the storage plugin when it has `saveImage`/`getImage` (shared by every router instance
  * behind one Redis, say), else in this process's memory, bounded by `maxBytes` (oldest dropped).

@@ -1,5 +1,6 @@
 /**
- * Resolves a plugin reference from the config (contract §10) and returns its definition:
+ * Resolves a plugin reference from the config (docs/plugins.md, "What a plugin is") and returns its
+ * definition:
  * - a built-in short name (`provider-openai`) is the package `@modelmux/provider-openai`: a naming
  *   rule, so no registry needs editing when a plugin is added;
  * - a package name (`@acme/modelmux-groq`) is resolved from the config's folder, then from the core;

@@ -1,7 +1,7 @@
 /**
- * Loads and sets up the rate-limit plugin (contract §3, §10), once, before the server starts. The
- * limiter runs whenever the config sets a limit (`rate_limit`, or any `providers.<name>.rate_limit`);
- * without `rate_limit.plugin` it is `ratelimit-memory`.
+ * Loads and sets up the rate-limit plugin (docs/plugins.md, "Rate-limit plugins"), once, before the
+ * server starts. The limiter runs whenever the config sets a limit (`rate_limit`, or any
+ * `providers.<name>.rate_limit`); without `rate_limit.plugin` it is `ratelimit-memory`.
  */
 import { ConfigError } from "../config/config-error.ts";
 import type { ModelmuxConfig } from "../config/types.ts";

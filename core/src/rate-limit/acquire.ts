@@ -1,7 +1,8 @@
 /**
- * The one place where rate limits are applied (contract §3, §7), the same way for chat completions,
- * responses and images: an endpoint calls `acquireRateLimit` after validation and capability checks,
- * right before the upstream call, and `settle` on the grant once the reply is complete.
+ * The one place where rate limits are applied (docs/interface.md, "Rate limits"), the same way for
+ * chat completions, responses and images: an endpoint calls `acquireRateLimit` after validation and
+ * capability checks, right before the upstream call, and `settle` on the grant once the reply is
+ * complete.
  */
 import { randomBytes } from "node:crypto";
 import type { ConsolaInstance } from "consola";

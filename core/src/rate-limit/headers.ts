@@ -1,9 +1,9 @@
 /**
- * The `x-ratelimit-*` headers of contract §7, made from a decision's rule states. With several
- * rules (app, developer, provider) each header pair describes the rule with the least left, the
- * one a client runs into first; the `-tokens` forms appear only when some rule limits tokens.
- * Reset times use OpenAI's notation (`1s`, `250ms`, `6m0s`), so clients that parse OpenAI's
- * headers read ours.
+ * The `x-ratelimit-*` headers (docs/interface.md, "Rate limits"), made from a decision's rule
+ * states. With several rules (app, developer, provider) each header pair describes the rule with
+ * the least left, the one a client runs into first; the `-tokens` forms appear only when some rule
+ * limits tokens. Reset times use OpenAI's notation (`1s`, `250ms`, `6m0s`), so clients that parse
+ * OpenAI's headers read ours.
  */
 import type { RateLimitRule, RateLimitRuleState } from "../plugin.ts";
 

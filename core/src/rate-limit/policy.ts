@@ -1,7 +1,7 @@
 /**
- * The rate limits of a config, resolved once at start (contract §3), and the rules one request is
- * counted against: its app's, its developer's and its provider's. The scope comes from the
- * principal (an API key's `app`/`developer`, or a JWT's claims) and the model's provider.
+ * The rate limits of a config, resolved once at start (README, "Rate limits"), and the rules one
+ * request is counted against: its app's, its developer's and its provider's. The scope comes from
+ * the principal (an API key's `app`/`developer`, or a JWT's claims) and the model's provider.
  */
 import type { RateLimitRule, RateLimitSubject } from "../plugin.ts";
 

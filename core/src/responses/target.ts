@@ -1,5 +1,5 @@
 /**
- * Which provider `/v1/responses` is forwarded to (contract §3 `responses.provider`), decided once
+ * Which provider `/v1/responses` is forwarded to (`responses.provider`, docs/interface.md, "Responses API"), decided once
  * at start-up.
  */
 import type { ResponsesTarget } from "../app-context.ts";

@@ -1,5 +1,5 @@
 /**
- * A message of a chat request (service-interface.md, "Chat completion request fields"). Text and
+ * A message of a chat request (docs/interface.md, "Request bodies"). Text and
  * image parts are checked field by field; other part types (`input_audio`, `file`, …) only need a
  * string `type`, since the capability check and the provider decide what they support. Extra
  * fields on a message or a part are allowed: OpenAI's five message variants carry more

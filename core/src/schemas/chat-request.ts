@@ -1,6 +1,6 @@
 /**
- * The body of `POST /v1/chat/completions` (service-interface.md, "Chat completion request fields"
- * and the Limits table). Unknown top-level fields are rejected (`unknown_field`): the body is
+ * The body of `POST /v1/chat/completions`, with the interface's limits (docs/interface.md,
+ * "Request bodies"). Unknown top-level fields are rejected (`unknown_field`): the body is
  * translated for every provider, so a field the core does not know would be dropped silently —
  * better a clear 400 naming it. A new field goes here and in `ChatRequest` (types/chat.ts) together.
  */
@@ -23,7 +23,7 @@ import {
 
 /**
  * The interface lists low, medium and high. `minimal` is accepted too: `ChatRequest` already types
- * it, the chat interface mirrors OpenAI's (service-interface.md, Versioning), where gpt-5 models
+ * it, the chat interface mirrors OpenAI's (docs/interface.md), where gpt-5 models
  * take it, and the `reasoning_effort` capability still refuses it for models that lack the feature.
  */
 export const REASONING_EFFORTS = ["minimal", "low", "medium", "high"] as const;

@@ -1,6 +1,6 @@
 /**
  * Schema pieces shared by the request bodies. Every optional field also accepts null
- * (service-interface.md: "Optional fields may be sent as null"), hence the `"null"` in each type.
+ * (docs/interface.md, "Conventions"), hence the `"null"` in each type.
  */
 import type { JsonSchema } from "../plugin.ts";
 

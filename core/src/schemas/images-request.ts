@@ -1,5 +1,5 @@
 /**
- * The body of `POST /v1/images/generations` (service-interface.md, "Image generation"). Unknown
+ * The body of `POST /v1/images/generations` (docs/interface.md, "Request bodies"). Unknown
  * fields are rejected, as on chat: the body is translated per provider, and a dropped field
  * should be a clear 400 rather than a silent no-op.
  */

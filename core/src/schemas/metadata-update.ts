@@ -1,7 +1,7 @@
 /**
- * The body of `POST /v1/chat/completions/{completion_id}`: `metadata` only (contract §8), with the
- * Limits of the interface. `metadata` is required — an empty body would be an update of nothing —
- * and may be null, like every metadata field of the interface.
+ * The body of `POST /v1/chat/completions/{completion_id}`: `metadata` only (docs/interface.md,
+ * "Request bodies"), with the Limits of the interface. `metadata` is required — an empty body would
+ * be an update of nothing — and may be null, like every metadata field of the interface.
  */
 import type { JsonSchema } from "../plugin.ts";
 import { metadata } from "./common.ts";

@@ -1,5 +1,5 @@
 /**
- * The body of `POST /v1/responses` (service-interface.md, "Responses request fields"). The body is
+ * The body of `POST /v1/responses` (docs/interface.md, "Request bodies"). The body is
  * forwarded one-to-one to the responses provider, so unknown fields pass (`additionalProperties`
  * is left open): the provider knows fields this schema does not, and it validates them itself.
  * Only `model` is required; every other field is optional and nullable.

@@ -1,6 +1,7 @@
 /**
- * The provider conformance kit (contract §10): one battery every provider plugin must pass, run
- * through the real core against the plugin's fake upstream. A plugin's test file is a few lines:
+ * The provider conformance kit (docs/plugins.md, "Conformance kits"): one battery every provider
+ * plugin must pass, run through the real core against the plugin's fake upstream. A plugin's test
+ * file is a few lines:
  *
  * @example
  * import { testProvider } from "@modelmux/core/testing";

@@ -1,7 +1,8 @@
 /**
- * The rate-limiter conformance kit (contract §3, §10): the rules of the `RateLimiter` contract,
- * checked against a limiter with no router around it. Every case counts under keys of its own, so
- * a limiter on a shared store (Redis) needs no cleaning between cases. A plugin's test is a few lines:
+ * The rate-limiter conformance kit (docs/plugins.md, "Conformance kits"): the rules of the
+ * `RateLimiter` contract, checked against a limiter with no router around it. Every case counts
+ * under keys of its own, so a limiter on a shared store (Redis) needs no cleaning between cases. A
+ * plugin's test is a few lines:
  *
  * @example
  * import { testRateLimiter } from "@modelmux/core/testing";

@@ -1,7 +1,7 @@
 /**
  * The normalised chat completion types: what the core hands a provider plugin and what every
- * provider's reply is turned into. They follow OpenAI's chat completions wire format, the schema of
- * service-interface.md.
+ * provider's reply is turned into. They follow OpenAI's chat completions wire format, as the
+ * router's interface does (docs/interface.md).
  */
 
 export type JsonObject = { [key: string]: unknown };

@@ -1,5 +1,5 @@
 /**
- * The image generation reply (service-interface.md, "Image generation"), and the optional request
+ * The image generation reply (docs/interface.md, "Images"), and the optional request
  * fields a provider may or may not accept.
  */
 

@@ -1,7 +1,7 @@
 /**
- * Query strings of the list endpoints (contract §8): `after`, `limit` (default 20, 0 to 100),
- * `order` (`asc` default, or `desc`), and for completions `model` and `metadata[key]=value`.
- * Unknown parameters are refused, naming them, like unknown body fields.
+ * Query strings of the list endpoints (docs/interface.md, "Stored completions"): `after`, `limit`
+ * (default 20, 0 to 100), `order` (`asc` default, or `desc`), and for completions `model` and
+ * `metadata[key]=value`. Unknown parameters are refused, naming them, like unknown body fields.
  *
  * A metadata key is whatever sits between `metadata[` and the last `]`, any string an update may
  * store: `""`, `__proto__`, a key with a line break. The pairs go into a null-prototype object, so

@@ -1,8 +1,9 @@
 /**
- * Reads a JSON request body with the checks of contract §7, in this order: 415 for a body that is
- * not declared JSON, 413 for one over `server.body_limit` (from content-length when sent, else
- * while reading), 400 for one nested deeper than `MAX_BODY_DEPTH` and for one that does not parse.
- * Every JSON body of every endpoint comes through here, so these checks hold before any other work.
+ * Reads a JSON request body with the checks of docs/interface.md, "Request bodies", in this order:
+ * 415 for a body that is not declared JSON, 413 for one over `server.body_limit` (from
+ * content-length when sent, else while reading), 400 for one nested deeper than `MAX_BODY_DEPTH`
+ * and for one that does not parse. Every JSON body of every endpoint comes through here, so these
+ * checks hold before any other work.
  */
 import { bodyTooLarge, invalidRequest, unsupportedMediaType } from "../errors.ts";
 import type { Exchange } from "../http/exchange.ts";

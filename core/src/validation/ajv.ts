@@ -1,7 +1,8 @@
 /**
- * The one validation module (STYLE.md §6): the Ajv instance factory, the translation of an Ajv
- * error into the envelope's `message`/`param`/`code` (contract §7), and the compile-once helper
- * used for request bodies. The config loader and the plugin loader use the same two functions.
+ * The one validation module: the Ajv instance factory, the translation of an Ajv error into the
+ * envelope's `message`/`param`/`code` (docs/interface.md, "Request bodies"), and the compile-once
+ * helper used for request bodies. The config loader and the plugin loader use the same two
+ * functions.
  */
 import { Ajv, type ErrorObject, type Options, type Schema } from "ajv";
 import addFormatsImport, { type FormatsPlugin } from "ajv-formats";
@@ -14,7 +15,7 @@ import { describeRule } from "./error-rules.ts";
 const addFormats: FormatsPlugin =
   (addFormatsImport as unknown as { default?: FormatsPlugin }).default ?? (addFormatsImport as unknown as FormatsPlugin);
 
-/** The `code` of a schema error in the envelope (contract §7). */
+/** The `code` of a schema error in the envelope (docs/interface.md, "Errors"). */
 export type ValidationErrorCode = "missing_field" | "invalid_value" | "unknown_field";
 
 /** An Ajv error turned into the parts of the error envelope. */
@@ -103,7 +104,7 @@ export interface CompileValidatorOptions<T> {
 
 /**
  * Compiles a schema once and returns a validator that gives the value back typed, or throws the
- * 400 `invalid_request_error` of contract §7 for the first error.
+ * 400 `invalid_request_error` (docs/interface.md, "Request bodies") for the first error.
  *
  * @example
  * const validateChat = compileValidator<ChatRequest>(ajv, chatRequestSchema, { rules: chatRequestRules });

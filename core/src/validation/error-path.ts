@@ -1,6 +1,7 @@
 /**
- * Paths in the contract's `param` form (contract §7): array indices in brackets, object keys
- * dotted — `messages[0].content[1].image_url.url`, `logit_bias.50256`, `providers.openai.base_url`.
+ * Paths in the envelope's `param` form (docs/interface.md, "Request bodies"): array indices in
+ * brackets, object keys dotted — `messages[0].content[1].image_url.url`, `logit_bias.50256`,
+ * `providers.openai.base_url`.
  */
 
 // Keys that read unambiguously after a dot; anything else (a space, a dot, a bracket) is quoted.

@@ -1,8 +1,8 @@
 /**
- * Capability defaults per Claude model family (contract §6). The core layers the config's
- * `capabilities` overrides on top, so a new family (or a proxy's own model names) is switched on
- * in the config, not here. Model ids are matched by prefix, so dated snapshots
- * (`claude-sonnet-4-5-20250929`) and `-latest` aliases inherit their family's defaults.
+ * Capability defaults per Claude model family (docs/interface.md, "Models and capabilities"). The
+ * core layers the config's `capabilities` overrides on top, so a new family (or a proxy's own model
+ * names) is switched on in the config, not here. Model ids are matched by prefix, so dated
+ * snapshots (`claude-sonnet-4-5-20250929`) and `-latest` aliases inherit their family's defaults.
  */
 import type { Capabilities } from "@modelmux/core";
 

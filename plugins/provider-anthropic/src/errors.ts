@@ -1,8 +1,8 @@
 /**
- * Anthropic error replies and stream `error` events -> the core's `ModelmuxError` (contract §7).
- * The status mapping itself (4xx kept, 429 with retry-after, 5xx and 529 -> 502) is the core's
- * `providerError`; this file reads Anthropic's error body `{type: "error", error: {type, message}}`
- * and keeps credentials out of every message.
+ * Anthropic error replies and stream `error` events -> the core's `ModelmuxError`
+ * (docs/interface.md, "Errors"). The status mapping itself (4xx kept, 429 with retry-after, 5xx and
+ * 529 -> 502) is the core's `providerError`; this file reads Anthropic's error body
+ * `{type: "error", error: {type, message}}` and keeps credentials out of every message.
  */
 import { headerValue, ModelmuxError, providerError, upstreamError, type UpstreamErrorReply } from "@modelmux/core";
 

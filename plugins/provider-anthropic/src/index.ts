@@ -10,7 +10,7 @@ import { toAnthropicRequest } from "./request.ts";
 import { parseMessageText } from "./response.ts";
 import { readMessageStream, readMessageStreamBatches } from "./stream.ts";
 
-/** The keys of a `providers.<name>` block that this plugin reads (contract §3). */
+/** The keys of a `providers.<name>` block that this plugin reads (README, "Options"). */
 export interface AnthropicProviderOptions {
   /**
    * The API root, as the official SDK takes it: requests go to `${base_url}/v1/messages`.

@@ -12,7 +12,10 @@ export interface ReplyMeta {
   created: number;
   /** The bare model id the request named. */
   model: string;
-  /** The request's `service_tier`; sent back only when the request set it (contract §8). */
+  /**
+   * The request's `service_tier`; sent back only when the request set it
+   * (docs/interface.md, "What the router changes").
+   */
   serviceTier?: string | null;
 }
 

@@ -1,8 +1,9 @@
 /**
- * Capability defaults per Gemini model family (contract §6). The core layers the config's
- * `capabilities` overrides on top, so a default that is wrong for one deployment is fixed in the
- * config, not here. Ids are matched by pattern so versions and variants (`gemini-2.5-flash-lite`,
- * `gemini-2.0-flash-001`, `models/gemini-2.5-pro`) inherit their family's defaults.
+ * Capability defaults per Gemini model family (docs/interface.md, "Models and capabilities"). The
+ * core layers the config's `capabilities` overrides on top, so a default that is wrong for one
+ * deployment is fixed in the config, not here. Ids are matched by pattern so versions and variants
+ * (`gemini-2.5-flash-lite`, `gemini-2.0-flash-001`, `models/gemini-2.5-pro`) inherit their family's
+ * defaults.
  */
 import type { Capabilities } from "@modelmux/core";
 

@@ -1,8 +1,9 @@
 /**
- * Google error replies -> the core's `ModelmuxError` (contract §7). Pure functions: the plugin
- * reads the body and headers, these decide what the client sees. The status mapping itself (4xx
- * kept, 429 with retry-after, 5xx -> 502) is the core's `providerError`; this file reads Google's
- * `{"error": {"code", "message", "status", "details"}}` body and keeps the API key out of it.
+ * Google error replies -> the core's `ModelmuxError` (docs/interface.md, "Errors"). Pure functions:
+ * the plugin reads the body and headers, these decide what the client sees. The status mapping
+ * itself (4xx kept, 429 with retry-after, 5xx -> 502) is the core's `providerError`; this file
+ * reads Google's `{"error": {"code", "message", "status", "details"}}` body and keeps the API key
+ * out of it.
  */
 import { headerValue, ModelmuxError, providerError, upstreamError, type HttpResponse, type UpstreamErrorReply } from "@modelmux/core";
 
@@ -84,7 +85,7 @@ export function readRetryAfter(headers: HttpResponse["headers"], info: GoogleErr
 /**
  * Maps an upstream error reply (status >= 300) to the error thrown to the core. The envelope's
  * code is Google's status name (`INVALID_ARGUMENT`, `PERMISSION_DENIED`…); on 429 the core makes
- * it the router-wide `rate_limit_exceeded` (contract §7).
+ * it the router-wide `rate_limit_exceeded` (docs/interface.md, "Errors").
  * @param provider the configured provider name, which prefixes the message.
  * @param secret the configured API key, removed from the message.
  */

@@ -27,7 +27,7 @@ import { parseCompletionText } from "./response.ts";
 import { readGeminiStream, readGeminiStreamBatches } from "./stream.ts";
 import type { GeminiSafetySetting } from "./wire.ts";
 
-/** The keys of a `providers.<name>` block that this plugin reads (contract §3). */
+/** The keys of a `providers.<name>` block that this plugin reads (README, "Options"). */
 export interface GeminiProviderOptions {
   /**
    * The API host, as the official SDK takes it: requests go to

@@ -1,8 +1,8 @@
 /**
- * Capability defaults per OpenAI model family (contract §6). The core layers the config's
- * `capabilities` overrides on top, so a default that is wrong for one deployment is fixed in the
- * config, not here. Model ids are matched by prefix so dated snapshots (`gpt-4o-2024-08-06`) and
- * sizes (`gpt-4.1-nano`, `o4-mini`) inherit their family's defaults.
+ * Capability defaults per OpenAI model family (docs/interface.md, "Models and capabilities"). The
+ * core layers the config's `capabilities` overrides on top, so a default that is wrong for one
+ * deployment is fixed in the config, not here. Model ids are matched by prefix so dated snapshots
+ * (`gpt-4o-2024-08-06`) and sizes (`gpt-4.1-nano`, `o4-mini`) inherit their family's defaults.
  */
 import type { Capabilities } from "@modelmux/core";
 

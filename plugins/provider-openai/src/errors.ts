@@ -1,8 +1,8 @@
 /**
- * Upstream error replies -> the core's `ModelmuxError` (contract §7). Pure functions: the plugin
- * reads the body and headers, these decide what the client sees. The status mapping itself (4xx
- * kept, 429 with retry-after, 5xx -> 502) is the core's `providerError`; this file only reads
- * OpenAI's error body, and the many shapes compatible servers use instead of it.
+ * Upstream error replies -> the core's `ModelmuxError` (docs/interface.md, "Errors"). Pure
+ * functions: the plugin reads the body and headers, these decide what the client sees. The status
+ * mapping itself (4xx kept, 429 with retry-after, 5xx -> 502) is the core's `providerError`; this
+ * file only reads OpenAI's error body, and the many shapes compatible servers use instead of it.
  */
 import { headerValue, ModelmuxError, providerError, upstreamError, type HttpResponse, type UpstreamErrorReply } from "@modelmux/core";
 

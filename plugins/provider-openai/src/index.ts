@@ -24,7 +24,7 @@ import { toOpenAIRequest } from "./request.ts";
 import { parseCompletionText } from "./response.ts";
 import { readChatStream, readChatStreamBatches, streamErrorOf } from "./stream.ts";
 
-/** The keys of a `providers.<name>` block that this plugin reads (contract §3). */
+/** The keys of a `providers.<name>` block that this plugin reads (README, "Options"). */
 export interface OpenAIProviderOptions {
   /**
    * The API root, as the official SDK takes it: requests go to `${base_url}/chat/completions`.

@@ -73,7 +73,7 @@ function mapUsage(raw: unknown): Usage | undefined {
  * reply without `usage` (some compatible servers send none) is mapped without it.
  * @param context.model the bare model requested, used when the reply names none.
  * @param context.serviceTier the request's `service_tier`: the reply carries one only when the
- *   request set it (service-interface.md), though OpenAI always sends it.
+ *   request set it (docs/interface.md, "What the router changes"), though OpenAI always sends it.
  */
 export function toChatCompletion(body: unknown, context: { provider: string; model: string; serviceTier?: string | null }): ChatCompletion | ChatCompletionWithoutUsage {
   if (!isObject(body) || !Array.isArray(body.choices)) {

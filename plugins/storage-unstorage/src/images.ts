@@ -1,6 +1,7 @@
 /**
- * Generated images kept for their URLs (contract §9; the core's `Storage.saveImage/getImage`).
- * The core hands a key (a SHA-256 in hex, never the URL's token) and an expiry 60 minutes ahead.
+ * Generated images kept for their URLs (docs/interface.md, "Images"; the core's
+ * `Storage.saveImage/getImage`). The core hands a key (a SHA-256 in hex, never the URL's token) and
+ * an expiry 60 minutes ahead.
  *
  * - memory and fs: `img:<key>` holds `{contentType, expiresAt, data}` (data in base64) as JSON;
  *   an expired image is deleted when met, and each save deletes the images this process saved

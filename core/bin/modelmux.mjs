@@ -1,22 +1,18 @@
 #!/usr/bin/env node
-// Runs the compiled CLI (core/dist/) with plain node: no loader thread, no compiler in the process.
-// dist/ is recompiled first when the TypeScript sources changed since the last build (so there is
-// still no build step to remember); when it cannot be, the sources run through tsx as before.
-import { ensureDist } from "../build/ensure-dist.mjs";
+// Runs the compiled CLI (dist/) with plain node: no loader thread, no compiler in the process. An
+// installed package carries dist/, built when it was packed, and runs it as it is. In a checkout of
+// the repository (src/ and build/ beside bin/), dist/ is first compiled again when the sources
+// changed, or the sources run through tsx when it cannot be (DEVELOPERS.md, "Compiled dist/").
+import { existsSync } from "node:fs";
 
-let cli = "../dist/cli.js";
-try {
-  const { state, packages, ms } = await ensureDist();
-  if (state !== "fresh") {
-    const why = state === "built" ? "dist/ was missing" : "the sources changed";
-    process.stderr.write(`[modelmux] ${why}: compiled ${packages} packages into dist/ in ${Math.round(ms ?? 0)} ms\n`);
-  }
-} catch (error) {
-  const reason = error instanceof Error ? error.message.split("\n")[0] : String(error);
-  process.stderr.write(`[modelmux] cannot compile dist/ (${reason}): running the TypeScript sources through tsx\n`);
-  const { registerSourceLoader } = await import("../build/source-loader.mjs");
-  await registerSourceLoader();
-  cli = "../src/cli.ts";
+const inCheckout = existsSync(new URL("../src/", import.meta.url)) && existsSync(new URL("../build/ensure-dist.mjs", import.meta.url));
+let cli = new URL("../dist/cli.js", import.meta.url);
+if (inCheckout) {
+  const { checkoutCli } = await import("../build/ensure-dist.mjs");
+  cli = await checkoutCli();
+} else if (!existsSync(cli)) {
+  process.stderr.write("[modelmux] this @modelmux/core has no dist/: it was packed without its prepack script, which builds it\n");
+  process.exit(1);
 }
-const { main } = await import(cli);
+const { main } = await import(cli.href);
 await main(process.argv.slice(2));

@@ -13,6 +13,7 @@ const STAMP_FILE = ".build-stamp.json";
  * @typedef {object} BuildStamp
  * @property {string} fingerprint `sourceFingerprint()` when the build started
  * @property {string[]} files the files the build wrote, relative to `dist/`
+ * @property {boolean} [pack] made for packing: with declarations, without earlier chunks
  */
 
 /**

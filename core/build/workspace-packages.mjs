@@ -2,7 +2,8 @@
 /**
  * The packages `dist/` is built for: the core and every `plugins/*` package of the checkout. A
  * package's compiled entry points are read from its `exports`: each entry with a `modelmux-source`
- * condition (the TypeScript file) and a `default` (the JavaScript file under `dist/`) is built.
+ * condition (the TypeScript file) and a `default` (the JavaScript file under `dist/`) is built. Its
+ * `types` (declarations, made when the package is packed) mirror `src/` under `dist/types/`.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
@@ -30,12 +31,26 @@ export function packageDirs(coreDir = CORE_DIR) {
   return [coreDir, ...plugins];
 }
 
+/** Where a pack build writes the declarations of `src/`, relative to `dist/`. */
+export const TYPES_DIR = "types";
+
 /**
  * @typedef {object} PackageBuild
  * @property {string} dir the package folder
  * @property {string} name the package name
  * @property {{ in: string, out: string }[]} entryPoints esbuild entry points, `out` relative to `dist/`
  */
+
+/**
+ * The `types` an export entry must name: its source's declarations, where a pack build writes them.
+ * @param {string} dir the package folder
+ * @param {string} source the entry's absolute `.ts` source, under `src/`
+ * @example typesPath("/repo/core", "/repo/core/src/testing/index.ts") // "./dist/types/testing/index.d.ts"
+ */
+export function typesPath(dir, source) {
+  const fromSrc = relative(join(dir, "src"), source).split("\\").join("/");
+  return `./dist/${TYPES_DIR}/${fromSrc.replace(/\.ts$/, ".d.ts")}`;
+}
 
 /**
  * Reads the entry points to compile from a package's `exports`.
@@ -54,6 +69,9 @@ export function packageBuild(dir) {
     const fromDist = relative(join(dir, "dist"), compiled);
     if (!compiled.endsWith(".js") || fromDist.startsWith("..") || isAbsolute(fromDist)) {
       throw new Error(`${pkg.name}: exports["${subpath}"].default must be a .js file under ./dist/ next to "${SOURCE_CONDITION}"`);
+    }
+    if (target.types !== undefined && target.types !== typesPath(dir, source)) {
+      throw new Error(`${pkg.name}: exports["${subpath}"].types must be "${typesPath(dir, source)}", the declarations of "${target[SOURCE_CONDITION]}"`);
     }
     entryPoints.push({ in: source, out: fromDist.slice(0, -".js".length) });
   }

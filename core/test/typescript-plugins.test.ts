@@ -22,10 +22,11 @@ describe("sourceExport", () => {
   it("gives the modelmux-source file of a workspace package, by its real path", () => {
     expect(sourceExport("@modelmux/provider-echo", from)).toBe(`${REPO}plugins/provider-echo/src/index.ts`);
     expect(sourceExport("@modelmux/core/cli", from)).toBe(`${REPO}core/src/cli.ts`);
+    expect(sourceExport("@modelmux/core/testing", from)).toBe(`${REPO}core/src/testing/index.ts`);
   });
 
   it("gives nothing for a package or subpath without that condition, or no package", () => {
-    expect(sourceExport("@modelmux/core/testing", from)).toBeUndefined();
+    expect(sourceExport("@modelmux/core/no-such-subpath", from)).toBeUndefined();
     expect(sourceExport("modelmux-provider-parrot", from)).toBeUndefined();
     expect(sourceExport("yaml", from)).toBeUndefined();
     expect(sourceExport("@acme/no-such-plugin", from)).toBeUndefined();

@@ -1,6 +1,6 @@
 /**
- * A `node` child process for the CLI's tests, with its output collected and a way to wait for a
- * line on stderr; it is killed if it outlives `timeLimitMs`.
+ * A `node` child process for the CLI's tests (or another command, such as `npx`), with its output
+ * collected and a way to wait for a line on stderr; it is killed if it outlives `timeLimitMs`.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 
@@ -20,8 +20,16 @@ export interface RunOptions {
 }
 
 /** Starts `node <args>`. */
-export function startNode(args: string[], { cwd, env, timeLimitMs }: RunOptions): RunningProcess {
-  const child = spawn(process.execPath, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+export function startNode(args: string[], options: RunOptions): RunningProcess {
+  return startCommand(process.execPath, args, options);
+}
+
+/**
+ * Starts `command <args>`. With `group`, it leads a process group of its own, and the time limit
+ * kills the whole group: a command such as `npx` runs the program in a child of its own.
+ */
+export function startCommand(command: string, args: string[], { cwd, env, timeLimitMs, group = false }: RunOptions & { group?: boolean }): RunningProcess {
+  const child = spawn(command, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"], detached: group });
   let stdout = "";
   let stderr = "";
   const listeners = new Set<() => void>();
@@ -33,7 +41,7 @@ export function startNode(args: string[], { cwd, env, timeLimitMs }: RunOptions)
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once("close", (code, signal) => resolve({ code, signal })),
   );
-  const timer = setTimeout(() => child.kill("SIGKILL"), timeLimitMs);
+  const timer = setTimeout(() => (group ? signalGroup(child, "SIGKILL") : child.kill("SIGKILL")), timeLimitMs);
   void exited.then(() => clearTimeout(timer));
   return {
     child,
@@ -57,4 +65,13 @@ export function startNode(args: string[], { cwd, env, timeLimitMs }: RunOptions)
       });
     },
   };
+}
+
+/** Sends `signal` to the process group that `child` leads (started with `group`), if it still runs. */
+export function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-child.pid!, signal);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ESRCH") throw error;
+  }
 }

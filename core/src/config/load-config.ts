@@ -1,6 +1,6 @@
 /**
  * Reads a config file: YAML, then `${VAR}` substitution, then the JSON Schema of
- * `config/modelmux.schema.json`. Every error names the offending path.
+ * `core/config/modelmux.schema.json`. Every error names the offending path.
  */
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
@@ -12,8 +12,11 @@ import { ConfigError } from "./config-error.ts";
 import { interpolateEnv, MissingEnvError } from "./interpolate-env.ts";
 import type { ModelmuxConfig } from "./types.ts";
 
-/** The repository's `config/` folder: the schema and the embedded default config live there. */
-export const CONFIG_DIR = resolve(CORE_PACKAGE_DIR, "../config");
+/**
+ * The core's own `config/` folder: the schema and the built-in default config. It is part of the
+ * package (`files` in `core/package.json`), so an installed core reads it where it is installed.
+ */
+export const CONFIG_DIR = resolve(CORE_PACKAGE_DIR, "config");
 export const SCHEMA_PATH = resolve(CONFIG_DIR, "modelmux.schema.json");
 export const DEFAULT_CONFIG_PATH = resolve(CONFIG_DIR, "modelmux.yaml");
 

@@ -311,7 +311,7 @@ describe("createRouter: resolving the config", () => {
   });
 });
 
-describe("the built-in default config, core/config/modelmux.yaml", () => {
+describe("the built-in default config, config/modelmux.yaml", () => {
   async function modelIds(router: Awaited<ReturnType<typeof createRouter>>): Promise<string[]> {
     const response = await router.fetch(new Request("http://x/v1/models", bearer(router.generatedKeys[0]!.key)));
     expect(response.status).toBe(200);

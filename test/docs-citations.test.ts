@@ -34,7 +34,7 @@ const OUTSIDE = [
 ];
 
 /** Where code, tests and documents live; build output, installed packages and results are not ours. */
-const ROOTS = ["core/src", "core/test", "core/bin", "core/build", "core/config", "plugins", "examples", "test", "bench", "docs"];
+const ROOTS = ["core/src", "core/test", "core/bin", "core/build", "plugins", "examples", "test", "bench", "config", "docs"];
 const TOP_FILES = ["README.md", "DEVELOPERS.md"];
 const SKIPPED_DIRS = new Set(["node_modules", "dist", "results", ".git"]);
 const SCANNED = /\.(?:ts|mts|mjs|js|md|ya?ml)$/;

@@ -40,7 +40,7 @@ describe("createRouter at start-up", () => {
   });
 
   it("reads a file without substituting it, so the router's single pass is the only one", () => {
-    const { raw } = readConfigFile(new URL("../core/config/modelmux.yaml", import.meta.url).pathname);
+    const { raw } = readConfigFile(new URL("../config/modelmux.yaml", import.meta.url).pathname);
     expect(raw.auth!.api_keys[0]!.key).toBe("${MODELMUX_API_KEY:-}");
   });
 

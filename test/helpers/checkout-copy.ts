@@ -8,7 +8,7 @@ import { cpSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, syml
 import { tmpdir } from "node:os";
 import { basename, join, relative } from "node:path";
 
-const COPIED = ["package.json", "tsconfig.json", "core", "plugins", "examples/provider-plugin"];
+const COPIED = ["package.json", "tsconfig.json", "config", "core", "plugins", "examples/provider-plugin"];
 const NOT_COPIED = new Set(["node_modules", "dist", "test"]);
 
 export interface CheckoutCopy {

@@ -1,8 +1,8 @@
 /**
  * Reads a config file: YAML, then `${VAR}` substitution, then the JSON Schema of
- * `core/config/modelmux.schema.json`. Every error names the offending path.
+ * `config/modelmux.schema.json`. Every error names the offending path.
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { ErrorObject } from "ajv";
 import { parseDocument } from "yaml";
@@ -13,10 +13,18 @@ import { interpolateEnv, MissingEnvError } from "./interpolate-env.ts";
 import type { ModelmuxConfig } from "./types.ts";
 
 /**
- * The core's own `config/` folder: the schema and the built-in default config. It is part of the
- * package (`files` in `core/package.json`), so an installed core reads it where it is installed.
+ * Where the config's JSON Schema and the built-in default config are: in a checkout, the
+ * repository's `config/` (their one source); in an installed core, the copy its `prepack` put in
+ * the package's own `config/` (`core/build/copy-config.mjs`).
  */
-export const CONFIG_DIR = resolve(CORE_PACKAGE_DIR, "config");
+export const CONFIG_DIR = configDir();
+
+function configDir(): string {
+  const repository = resolve(CORE_PACKAGE_DIR, "..", "config");
+  const inCheckout = existsSync(resolve(CORE_PACKAGE_DIR, "src")) && existsSync(resolve(repository, "modelmux.schema.json"));
+  return inCheckout ? repository : resolve(CORE_PACKAGE_DIR, "config");
+}
+
 export const SCHEMA_PATH = resolve(CONFIG_DIR, "modelmux.schema.json");
 export const DEFAULT_CONFIG_PATH = resolve(CONFIG_DIR, "modelmux.yaml");
 

@@ -3,12 +3,17 @@
  * plugin loads and followed on the request path: `chatStream`, which may yield an item or a batch
  * of items per read, or `chatStreamEvents` in its place; a provider with neither is refused at
  * start, and one that still has the retired `chatStreamBatches` loads with a warning and streams
- * through `chatStream`.
+ * through `chatStream`. The built-in providers' calls make no `AbortSignal` on the way: the core's
+ * helpers listen to its cheap hook instead.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { createLogger, createRouter, defineProvider, replyBody, type ChatCompletionChunk, type ChatStreamItem, type Provider, type Router } from "@modelmux/core";
 import { readSseData } from "@modelmux/core/testing";
 import { ConfigError } from "../core/src/config/config-error.ts";
+import { CallAbort, RequestAbort } from "../core/src/http/abort-hook.ts";
+import { startFakeAnthropic } from "./fixtures/fake-anthropic.ts";
+import { startFakeGemini } from "./fixtures/fake-gemini.ts";
+import { startFakeOpenAIConformance } from "./fixtures/fake-openai.ts";
 import { postJson, silentLogger, testConfig } from "./helpers/harness.ts";
 
 const chunk = (content: string): ChatCompletionChunk => ({ id: "c-1", object: "chat.completion.chunk", created: 1, model: "m-1", choices: [{ index: 0, delta: { content }, finish_reason: null }] });
@@ -113,6 +118,33 @@ describe("chatStreamEvents", () => {
       expect(await streamed(router)).toEqual(["", "relayed", "", "[DONE]"]);
     } finally {
       await router.close();
+    }
+  });
+});
+
+describe("the one abort on the core's own path", () => {
+  it.each([
+    ["provider-openai", "gpt-4o-mini", startFakeOpenAIConformance],
+    ["provider-anthropic", "claude-sonnet-4-5", startFakeAnthropic],
+    ["provider-gemini", "gemini-2.5-flash", startFakeGemini],
+  ] as const)("%s answers JSON and streams without making the call's signal", async (plugin, model, startFake) => {
+    const fake = await startFake();
+    const router = await createRouter(testConfig({ x: { plugin, models: [model], ...fake.options } }), { env: {}, logger: silentLogger() });
+    const callSignals = vi.spyOn(CallAbort.prototype, "signal", "get");
+    const requestSignals = vi.spyOn(RequestAbort.prototype, "signal", "get");
+    try {
+      const ask = (stream: boolean) => router.fetch(new Request("http://x/v1/chat/completions", postJson({ model: `x/${model}`, stream, messages: [{ role: "user", content: "hi" }] })));
+      expect((await ask(false)).status).toBe(200);
+      const streamedRes = await ask(true);
+      expect(streamedRes.status).toBe(200);
+      expect((await readSseData(streamedRes)).at(-1)).toBe("[DONE]");
+      expect(callSignals).not.toHaveBeenCalled();
+      expect(requestSignals).not.toHaveBeenCalled();
+    } finally {
+      callSignals.mockRestore();
+      requestSignals.mockRestore();
+      await router.close();
+      await fake.close();
     }
   });
 });

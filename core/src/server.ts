@@ -1,7 +1,7 @@
 /**
  * Serving a router on `node:http`, with the limits on what one client may hold
  * (`server.request_timeout`, `server.max_connections`; `server.write_timeout` is the handler's own),
- * `Expect: 100-continue` answered only for a body that is read, and the graceful stop of contract §2:
+ * `Expect: 100-continue` answered only for a body that is read, and the graceful stop (README "Configuration", Stopping):
  * stop accepting, answer no new request, let in-flight requests and streams finish (bounded by
  * `server.shutdown_timeout`), close plugins. README "Configuration" says what a client sees of each.
  */

@@ -13,17 +13,6 @@ import { describe, expect, it } from "vitest";
 const REPO = resolve(import.meta.dirname, "..");
 const SELF = relative(REPO, import.meta.filename);
 
-/**
- * Files that still cite a document outside the repository because another change is rewriting
- * them; their citations are replaced when it lands. Remove a file from this list once it cites
- * `docs/` or a README instead (the last test fails while a listed file has nothing left to fix).
- */
-const PENDING: readonly string[] = [
-  "core/src/http-client.ts",
-  "core/src/responses/relay.ts",
-  "core/src/server.ts",
-];
-
 /** Citations of what a reader of the repository cannot open. */
 const OUTSIDE = [
   { name: "a section of the product contract", pattern: /contract\s*§/ },
@@ -111,9 +100,8 @@ describe("citations", () => {
     expect(FILES.some((file) => file.includes("node_modules") || file.includes("/dist/"))).toBe(false);
   });
 
-  it("no file cites a document outside the repository or an issue number (but the pending ones)", () => {
-    const pending = new Set(PENDING);
-    expect(FILES.filter((file) => !pending.has(file)).flatMap(outsideCitations)).toEqual([]);
+  it("no file cites a document outside the repository or an issue number", () => {
+    expect(FILES.flatMap(outsideCitations)).toEqual([]);
   });
 
   it("every docs/ file and README section a file cites exists", () => {
@@ -163,10 +151,5 @@ describe("citations", () => {
       }
     }
     expect(missing).toEqual([]);
-  });
-
-  it("the pending files exist and still cite outside the repository (remove those that do not from PENDING)", () => {
-    const done = PENDING.filter((file) => !existsSync(join(REPO, file)) || outsideCitations(file).length === 0);
-    expect(done).toEqual([]);
   });
 });

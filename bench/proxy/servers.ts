@@ -6,7 +6,8 @@
  * into `bench/portkey/` on first use; never imported, so a clone without it still type-checks).
  */
 import { execFile } from "node:child_process";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { MODELMUX_KEY } from "./paths.ts";
@@ -84,7 +85,10 @@ export async function startModelmux(options: ModelmuxOptions): Promise<BenchProc
   mkdirSync(LOGS, { recursive: true });
   const name = options.name ?? "modelmux";
   const root = options.root ? `${options.root.replace(/\/+$/, "")}/` : ROOT;
-  const config = `${LOGS}${name}.yaml`;
+  // Plugins resolve from the config's folder first, then from the core (core/src/plugins/load-plugin.ts):
+  // another checkout's config is written outside this one, so that its modelmux runs its own plugins
+  // and the core they import, not this checkout's.
+  const config = root === ROOT ? `${LOGS}${name}.yaml` : `${mkdtempSync(`${tmpdir()}/modelmux-bench-`)}/${name}.yaml`;
   writeFileSync(config, modelmuxConfig(port, options));
   return startProcess({
     name,

@@ -126,7 +126,7 @@ const NETWORK_CODE = /^(UND_ERR_|E[A-Z]+$)/;
 const isAbort = (error: unknown): boolean => error instanceof Error && error.name === "AbortError";
 
 /**
- * The one classifier for failures of an upstream call, before or during its body (contract §7):
+ * The one classifier for failures of an upstream call, before or during its body (docs/interface.md, "Errors"):
  * a timeout is 504, a network or protocol failure 502, a reply or event over
  * `server.upstream_body_limit` 502 naming the limit. An abort by our own client, an error that is
  * already ours, and anything else (a bug: 500) are returned unchanged. The core applies it to

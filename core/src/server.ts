@@ -1,13 +1,14 @@
 /**
  * Serving a router on `node:http`, with the limits on what one client may hold
  * (`server.request_timeout`, `server.max_connections`; `server.write_timeout` is the handler's own),
- * `Expect: 100-continue` answered only for a body that is read, and the graceful stop of contract §2:
+ * `Expect: 100-continue` answered only for a body that is read, and the graceful stop (README "Configuration", Stopping):
  * stop accepting, answer no new request, let in-flight requests and streams finish (bounded by
  * `server.shutdown_timeout`), close plugins. README "Configuration" says what a client sees of each.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { expectationFailed, invalidRequest } from "./errors.ts";
+import { InFlightReplies } from "./http/in-flight-replies.ts";
 import { deferContinue } from "./http/node-expect-continue.ts";
 import { createClientErrorListener, refuse } from "./http/node-refusals.ts";
 import type { Router } from "./router.ts";
@@ -44,6 +45,11 @@ const DROP_WARNING_MS = 60_000;
  */
 const RECLAIM_IDLE_MS = 100;
 
+/** A reply not yet begun says the connection ends with it. */
+function closeAfterReply(res: ServerResponse): void {
+  if (!res.headersSent) res.setHeader("connection", "close");
+}
+
 /**
  * Serves `router` on `listen` until `stop()`.
  * @throws the listen error (`EADDRINUSE`, `EACCES`…) when the address cannot be bound
@@ -52,7 +58,7 @@ export async function startServer(router: Router, listen: { host: string; port: 
   const { requestTimeoutMs, writeTimeoutMs, maxConnections, shutdownTimeoutMs } = router.settings;
   // 0 (no request_timeout) is no limit on headers either.
   const headersTimeoutMs = Math.min(requestTimeoutMs, HEADERS_TIMEOUT_MS);
-  const inFlight = new Set<ServerResponse>();
+  const inFlight = new InFlightReplies();
   let stopping = false;
   let drained: (() => void) | undefined;
   // One listener for every response, made once: a closure per request costs an allocation (and,
@@ -135,9 +141,8 @@ export async function startServer(router: Router, listen: { host: string; port: 
       stopping = true;
       // Stops listening and closes the connections idle between requests.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      // A reply not yet begun says the connection ends with it; one begun (a stream) cannot, and
-      // its connection is closed when it finishes (requestDone).
-      for (const res of inFlight) if (!res.headersSent) res.setHeader("connection", "close");
+      // A reply begun (a stream) cannot say it; its connection is closed when it finishes (requestDone).
+      inFlight.forEach(closeAfterReply);
       if (inFlight.size > 0) {
         let timer: NodeJS.Timeout | undefined;
         const finished = new Promise<void>((resolve) => (drained = resolve));

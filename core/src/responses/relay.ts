@@ -1,5 +1,5 @@
 /**
- * Relaying a forwarded reply (the responses API, contract §4) to the client byte for byte: a JSON
+ * Relaying a forwarded reply (the responses API, docs/interface.md "Responses API") to the client byte for byte: a JSON
  * body as received (`readReplyBytes`); an SSE body read by read as it arrives, never parsed or
  * re-serialised (`openSseRelay`).
  *

@@ -23,8 +23,10 @@ export interface HttpRequest {
   /** Aborts the call, e.g. when the client goes away; the error is the signal's reason. */
   signal?: AbortSignal;
   /**
-   * The core's cheaper form of `signal` (either or both may be given). An abort through it fails the
-   * call, or its body, with an error named `AbortError`, as an aborted signal does.
+   * The core's cheaper form of `signal` (either or both may be given): what its upstream helpers
+   * (`postUpstream`, `sendUpstream`) pass for the core's own provider calls, whose abort notice a
+   * plugin sees only as `call.signal`. An abort through it fails the call, or its body, with an
+   * error named `AbortError`, as an aborted signal does.
    */
   abort?: AbortHook;
   /**

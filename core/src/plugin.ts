@@ -11,7 +11,7 @@
  */
 import type { ConsolaInstance } from "consola";
 import type { Capabilities } from "./capabilities.ts";
-import type { AbortHook, HttpBody, HttpClient } from "./http-client.ts";
+import type { HttpBody, HttpClient } from "./http-client.ts";
 import type { RateLimiterDefinition } from "./plugins/rate-limit-contract.ts";
 import type { StorageDefinition } from "./plugins/storage-contract.ts";
 import type { ImageGenerationRequest } from "./schemas/images-request.ts";
@@ -59,20 +59,15 @@ export interface ProviderCall {
   /** The bare upstream model id (`gpt-4o-mini` for `openai/gpt-4o-mini`). */
   model: string;
   /**
-   * Aborts when the client goes away, or when the core stops reading a stream it no longer needs
-   * (its answer is whole and the upstream holds its connection open); pass it to `ctx.http.request`
-   * (or `abort`, when set).
+   * The call's one abort notice: it aborts when the client goes away, or when the core stops
+   * reading a stream it no longer needs (its answer is whole and the upstream holds its connection
+   * open). `postUpstream`/`sendUpstream` listen to it for you; a plugin that calls
+   * `ctx.http.request` itself passes it on. The core makes it only when it is read (an
+   * `AbortController` per request costs), and its helpers listen to the same notice without making
+   * it. To give upstream calls a signal of its own (one that also fires when a sibling call fails),
+   * a plugin passes a copy with that signal: `postUpstream(ctx, { ...call, signal }, request)`.
    */
   signal: AbortSignal;
-  /**
-   * The same notice without an AbortController: the core's call objects carry it and make `signal`
-   * only when a plugin reads it. `postUpstream`/`sendUpstream` pass it to `ctx.http.request` in place
-   * of `signal` when it is set; a plugin calling `ctx.http.request` itself may do the same. A plugin
-   * that replaces `signal` with its own (one that also fires on a sibling call's failure) must drop
-   * `abort` too, or `postUpstream` listens to the hook and not to that signal:
-   * `const { abort: _, ...rest } = call; postUpstream(ctx, { ...rest, signal }, request)`.
-   */
-  abort?: AbortHook;
   /** The provider's `timeout`, in ms; pass it to `ctx.http.request`. */
   timeoutMs: number;
   /** The router's request id, for logs and for upstreams that accept one. */
@@ -81,7 +76,8 @@ export interface ProviderCall {
 
 /**
  * A provider instance, returned by `setup`. It only translates: the core has already validated the
- * request, checked capabilities and limits, and it frames the reply.
+ * request, checked capabilities and limits, and it frames the reply. It streams one way: chunks the
+ * core frames (`chatStream`), or an OpenAI-format body the core relays (`chatStreamEvents`).
  */
 export interface Provider {
   /**
@@ -96,10 +92,16 @@ export interface Provider {
    */
   chat(request: ChatRequest, call: ProviderCall): Promise<ChatCompletion | ChatCompletionWithoutUsage>;
   /**
-   * A streamed chat completion. `request.stream` is true and `request.stream_options.include_usage`
-   * is true: end with a usage chunk (`choices: []`) when the upstream reports usage; the core drops
-   * it when the client did not ask for it. Errors thrown before the first item become an error
-   * reply; errors thrown later become one SSE error event.
+   * A streamed chat completion, which the core frames as SSE (`chat/stream-frames.ts`): every
+   * provider has this or `chatStreamEvents`, and the core refuses one with neither when it loads.
+   * `request.stream` is true and `request.stream_options.include_usage` is true: end with a usage
+   * chunk (`choices: []`) when the upstream reports usage; the core drops it when the client did
+   * not ask for it. Errors thrown before the first item become an error reply; errors thrown later
+   * become one SSE error event.
+   *
+   * Yield items one at a time, or a batch per upstream read (an array, never empty: the items
+   * `readSseEventBatches` gives one read), which the core frames and writes at once: one async
+   * step per read instead of one per item, for upstreams that send many events per read.
    *
    * An item is a chunk object, which the core checks and serialises; a chunk's JSON text in
    * OpenAI's format (an OpenAI-compatible upstream's `data:`), which it parses for the checks and
@@ -107,19 +109,13 @@ export interface Provider {
    * it checks as an object and sends as the text, neither parsed nor serialised: the fastest form
    * for a chunk the plugin builds as text itself.
    */
-  chatStream(request: ChatRequest, call: ProviderCall): Promise<AsyncIterable<ChatStreamItem>>;
+  chatStream?(request: ChatRequest, call: ProviderCall): Promise<AsyncIterable<ChatStreamItem | readonly ChatStreamItem[]>>;
   /**
-   * Optional, and used by the core instead of `chatStream` when present: the same stream in
-   * batches, each batch the items of one upstream read (never empty), which the core frames and
-   * writes at once. For providers that read many items per read (an OpenAI-compatible SSE body
-   * brings a dozen or more): one async step per read instead of one per item.
-   */
-  chatStreamBatches?(request: ChatRequest, call: ProviderCall): Promise<AsyncIterable<readonly ChatStreamItem[]>>;
-  /**
-   * Optional, and used by the core for streams before the two above: for an upstream that already
-   * streams OpenAI's `chat.completion.chunk` events (the client's format), its reply body, which
-   * the core relays in whole reads without parsing each chunk, changing only what the contract asks
-   * (the usage chunk, `service_tier`, `[DONE]`). Throw for an error reply, as for `chatStream`.
+   * In place of `chatStream`, for an upstream that already streams OpenAI's `chat.completion.chunk`
+   * events (the client's format): its reply body, which the core relays in whole reads
+   * (`chat/event-relay.ts`) without serialising each chunk again, changing only what the contract
+   * asks (the usage chunk, `service_tier`, `[DONE]`). The core calls it for every stream of a
+   * provider that has it, never `chatStream`. Throw for an error reply, as for `chatStream`.
    */
   chatStreamEvents?(request: ChatRequest, call: ProviderCall): Promise<ChatEventStream>;
   /**

@@ -1,8 +1,9 @@
 /**
  * The `ProviderCall` the core hands a provider: the bare model, the timeout, the request id, and
- * the call's abort notice as a cheap hook (`abort`, which `postUpstream`/`sendUpstream` pass to
- * the HTTP client) and as an `AbortSignal` made only if a plugin reads `signal`. The notice fires
- * when the client goes away, and when the core ends the call itself (`cancel`).
+ * the call's abort notice: `signal` for the plugin, an `AbortSignal` made only when read, and the
+ * same notice as the core's cheap hook (`CallAbort`) under `ABORT_HOOK`, which the core's own
+ * `postUpstream`/`sendUpstream` hand to the HTTP client instead. The notice fires when the client
+ * goes away, and when the core ends the call itself (`cancel`).
  *
  * The core's side of a call, which plugins do not see: `cancel`, and the whole-wait deadline of a
  * stream the core frames (README, "Errors"). Such a stream's first events may give nothing to send
@@ -15,6 +16,14 @@ import type { HttpBody } from "./http-client.ts";
 import { CallAbort } from "./http/abort-hook.ts";
 import type { Exchange } from "./http/exchange.ts";
 import type { ProviderCall } from "./plugin.ts";
+
+/**
+ * The key of the call's abort hook, which plugins do not see: `sendUpstream` listens to it so that
+ * no `AbortController` is made per request (`http/abort-hook.ts`). An own property, so a plugin's
+ * copy of the call (`{ ...call, model }`) keeps it; a copy with its own `signal` is heard through
+ * that signal instead (`upstream-call.ts`). A call object a plugin or a test makes has none.
+ */
+export const ABORT_HOOK: unique symbol = Symbol("modelmux.abortHook");
 
 /**
  * The method by which `sendUpstream` hands the core's call each 200 reply it gets; a call object
@@ -36,7 +45,7 @@ const OVER = 2;
 
 /** A provider call as the core holds it: what the plugin gets, and the core's controls of it. */
 export class CoreCall implements ProviderCall, ReplyTaker {
-  readonly abort: CallAbort;
+  readonly [ABORT_HOOK]: CallAbort;
   readonly requestId: string;
   private deadlines = BY_READERS;
   /** The requests whose deadline is held: usually one. */
@@ -47,21 +56,22 @@ export class CoreCall implements ProviderCall, ReplyTaker {
     readonly model: string,
     readonly timeoutMs: number,
   ) {
-    this.abort = new CallAbort(x.abort);
+    this[ABORT_HOOK] = new CallAbort(x.abort);
     this.requestId = x.requestId;
   }
 
+  /** Made on first read, and aborted with the hook (`CallAbort.signal`). */
   get signal(): AbortSignal {
-    return this.abort.signal;
+    return this[ABORT_HOOK].signal;
   }
 
   /**
    * The core stopped reading the provider's reply before its end (a stream whose answer is whole,
    * and whose upstream holds its connection open): the upstream requests made with this call's
-   * abort are cancelled. The client is not gone: the request's own hook does not fire.
+   * hook or signal are cancelled. The client is not gone: the request's own hook does not fire.
    */
   cancel(): void {
-    this.abort.end();
+    this[ABORT_HOOK].end();
   }
 
   /** The core frames this call's stream: it ends its replies' whole-wait deadlines itself (`streaming`). */

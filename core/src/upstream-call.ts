@@ -1,14 +1,14 @@
 /**
- * The transport every HTTP provider shares: one POST of a JSON body with the call's abort (its
- * `AbortHook`, or its signal) and timeout, error replies mapped by the plugin, and a 200 reply's body
+ * The transport every HTTP provider shares: one POST of a JSON body with the call's abort notice
+ * and timeout, error replies mapped by the plugin, and a 200 reply's body
  * read and parsed. What stays in the plugin is provider-specific: the URL, the headers, the request
  * and reply mapping, and how an error body reads (`toError`).
  */
 import { upstreamError, type ModelmuxError } from "./errors.ts";
 import { UPSTREAM_BODY_TOO_LARGE } from "./upstream-body-limit.ts";
-import { toBodyReadError, type HttpRequest, type HttpResponse } from "./http-client.ts";
+import { toBodyReadError, type AbortHook, type HttpRequest, type HttpResponse } from "./http-client.ts";
 import type { PluginContext, ProviderCall } from "./plugin.ts";
-import { TAKE_REPLY, type ReplyTaker } from "./provider-call.ts";
+import { ABORT_HOOK, TAKE_REPLY, type ReplyTaker } from "./provider-call.ts";
 import { findExcessNestingInText, MAX_UPSTREAM_DEPTH } from "./utils/json-nesting.ts";
 
 /** An upstream error reply (status >= 300), its body already read as text ("" if unreadable). */
@@ -33,8 +33,8 @@ export interface UpstreamRequest {
 }
 
 /**
- * POSTs a JSON body to the upstream through `ctx.http`, passing the call's abort (the client went
- * away: `call.abort` when the core gave one, else `call.signal`), its timeout, and `ctx.name` for
+ * POSTs a JSON body to the upstream through `ctx.http`, passing the call's abort notice (the client
+ * went away, or the core stopped reading: `call.signal`), its timeout, and `ctx.name` for
  * the core's timeout and connection errors. A reply with a status below 300 is returned with its
  * body unread; any other is thrown as `toError` maps it, after a debug log line with the request id
  * and the mapped (redacted) message, never the body or the headers. An error body over
@@ -63,12 +63,12 @@ export interface RawUpstreamRequest extends Omit<UpstreamRequest, "body"> {
  * handed to the core's call, which holds its whole-wait timeout when the core frames its stream
  * (`provider-call.ts`).
  */
-export async function sendUpstream(ctx: PluginContext, call: Pick<ProviderCall, "signal" | "abort" | "timeoutMs" | "requestId">, request: RawUpstreamRequest): Promise<HttpResponse> {
-  const abort = call.abort;
+export async function sendUpstream(ctx: PluginContext, call: Pick<ProviderCall, "signal" | "timeoutMs" | "requestId">, request: RawUpstreamRequest): Promise<HttpResponse> {
+  const hook = abortHookOf(call);
   const req: HttpRequest = { url: request.url, method: request.method, headers: request.headers, timeoutMs: call.timeoutMs, provider: ctx.name };
   if (request.body !== undefined) req.body = request.body;
-  // The hook when there is one: reading `call.signal` would make the core's lazy AbortController.
-  if (abort !== undefined) req.abort = abort;
+  // The core's hook when the call has one: reading `call.signal` would make its lazy AbortController.
+  if (hook !== undefined) req.abort = hook;
   else req.signal = call.signal;
   const res = await ctx.http.request(req);
   if (res.status < 300) {
@@ -87,6 +87,16 @@ export async function sendUpstream(ctx: PluginContext, call: Pick<ProviderCall, 
   const error = request.toError({ status: res.status, text, headers: res.headers });
   ctx.logger.debug(`upstream replied ${res.status} to ${call.requestId}: ${error.message}`);
   throw error;
+}
+
+/**
+ * The core's abort hook of `call` (`provider-call.ts`), unless the call has a `signal` of its own:
+ * a plugin's copy `{ ...call, signal }`, whose signal also fires on a sibling call's failure, keeps
+ * the hook it copied, but is heard through its signal. The core's call has `signal` as a getter on
+ * its class, so never as its own property.
+ */
+function abortHookOf(call: object): AbortHook | undefined {
+  return Object.hasOwn(call, "signal") ? undefined : (call as { [ABORT_HOOK]?: AbortHook })[ABORT_HOOK];
 }
 
 /**

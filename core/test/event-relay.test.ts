@@ -1,6 +1,6 @@
 /**
  * The relay of OpenAI-format streams (`chat/event-relay.ts`) against the chunk-by-chunk path it
- * replaces for such upstreams (provider-openai's `readChatStreamBatches` + `chatStreamFrames`): the
+ * replaces for such upstreams (a `chatStream` of each read's payloads + `openChatStreamFrames`): the
  * same bytes cut into reads at every kind of place must give the client the same frames.
  */
 import { describe, expect, it } from "vitest";

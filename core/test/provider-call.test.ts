@@ -25,7 +25,7 @@ const TIMEOUT = 2_000;
 /** The part of a request's exchange a provider call reads. */
 const exchange = () => ({ abort: new RequestAbort(), requestId: "req_1" }) as unknown as Exchange;
 
-const send = (call: Pick<ProviderCall, "signal" | "abort" | "timeoutMs" | "requestId">, path: string) =>
+const send = (call: Pick<ProviderCall, "signal" | "timeoutMs" | "requestId">, path: string) =>
   sendUpstream({ name: "acme", logger: createLogger({ level: "silent" }), http: t.http }, call, { url: `${t.base}${path}`, method: "GET", headers: {}, toError: () => upstreamError("acme: error") });
 
 /** The events' data, read to the end; `onBatch` runs at each batch. */

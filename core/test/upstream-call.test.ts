@@ -5,11 +5,14 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Readable } from "node:stream";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ModelmuxError, providerError } from "../src/errors.ts";
-import { createHttpClient, type AbortHook, type HttpBody, type HttpClient, type HttpRequest, type HttpResponse } from "../src/http-client.ts";
+import { createHttpClient, type HttpBody, type HttpClient, type HttpRequest, type HttpResponse } from "../src/http-client.ts";
+import { CallAbort, RequestAbort } from "../src/http/abort-hook.ts";
+import type { Exchange } from "../src/http/exchange.ts";
 import { createLogger } from "../src/logger.ts";
 import type { PluginContext, ProviderCall } from "../src/plugin.ts";
+import { ABORT_HOOK, providerCall } from "../src/provider-call.ts";
 import { parseUpstreamJson, postUpstream, readUpstreamText, type UpstreamErrorReply } from "../src/upstream-call.ts";
 
 const SECRET = "sk-test-secret-0123456789";
@@ -66,20 +69,33 @@ describe("postUpstream", () => {
     ]);
   });
 
-  it("passes the call's abort hook instead of its signal, which it never reads", async () => {
+  it("passes the core's call's abort hook instead of its signal, which it never reads", async () => {
     const http = fakeClient(reply(200, "{}"));
     const { ctx } = context(http);
-    const hook: AbortHook = { aborted: false, addAbortListener: () => {}, removeAbortListener: () => {} };
-    const c: ProviderCall = {
-      ...call(),
-      abort: hook,
-      get signal(): AbortSignal {
-        throw new Error("the core's lazy signal was made");
-      },
-    };
-    await postUpstream(ctx, c, { url: "http://upstream.test/v1/x", headers: {}, body: {}, toError });
-    expect(http.requests[0]).toMatchObject({ abort: hook, timeoutMs: 5_000, provider: "acme" });
+    const x = { abort: new RequestAbort(), requestId: "req_1" } as unknown as Exchange;
+    const core = providerCall(x, "acme-1", 5_000);
+    const made = vi.spyOn(CallAbort.prototype, "signal", "get");
+    await postUpstream(ctx, core, { url: "http://upstream.test/v1/x", headers: {}, body: {}, toError });
+    expect(http.requests[0]).toMatchObject({ abort: core[ABORT_HOOK], timeoutMs: 5_000, provider: "acme" });
     expect(http.requests[0]).not.toHaveProperty("signal");
+    // A plugin's copy of the call (another model, say) keeps the hook.
+    const asPluginSeesIt: ProviderCall = core;
+    await postUpstream(ctx, { ...asPluginSeesIt, model: "acme-2" }, { url: "http://upstream.test/v1/x", headers: {}, body: {}, toError });
+    expect(http.requests[1]).toMatchObject({ abort: core[ABORT_HOOK] });
+    expect(http.requests[1]).not.toHaveProperty("signal");
+    expect(made).not.toHaveBeenCalled();
+    made.mockRestore();
+  });
+
+  it("passes the signal of a copy that has its own, not the hook it copied", async () => {
+    const http = fakeClient(reply(200, "{}"));
+    const { ctx } = context(http);
+    const core = providerCall({ abort: new RequestAbort(), requestId: "req_1" } as unknown as Exchange, "acme-1", 5_000);
+    // A plugin's signal that also fires when a sibling call fails (provider-gemini's parallel images).
+    const signal = AbortSignal.any([core.signal, new AbortController().signal]);
+    await postUpstream(ctx, { ...core, signal }, { url: "http://upstream.test/v1/x", headers: {}, body: {}, toError });
+    expect(http.requests[0]!.signal).toBe(signal);
+    expect(http.requests[0]).not.toHaveProperty("abort");
   });
 
   it("returns a reply below 300 as is, its body unread", async () => {

@@ -37,6 +37,9 @@ import {
   type ProviderCall,
   type ProviderDefinition,
 } from "@modelmux/core";
+import { RequestAbort } from "../../core/src/http/abort-hook.ts";
+import type { Exchange } from "../../core/src/http/exchange.ts";
+import { providerCall } from "../../core/src/provider-call.ts";
 
 /** What the helper needs of a fake upstream. */
 export interface ResettableFake {
@@ -69,6 +72,11 @@ export interface ProviderCalls<Fake, Options> {
   provider(options?: Partial<Options>, ctx?: Partial<PluginContext>): Promise<Provider>;
   /** A call for the model, with a signal that never fires, a 5 s timeout and request id `req_test_1`. */
   call(overrides?: Partial<ProviderCall>): ProviderCall;
+  /**
+   * The call as the core makes it (`core/src/provider-call.ts`): the same, with the core's abort
+   * hook, which `postUpstream` listens to instead of the signal, and which never fires here.
+   */
+  coreCall(model?: string): ProviderCall;
   /** A non-streamed request for the model with one user message. */
   ask(content: string, extra?: Partial<ChatRequest>): ChatRequest;
   /** A streamed request for the model with one user message, asking for usage (as the core always does). */
@@ -102,6 +110,7 @@ export function useProviderCalls<Fake extends ResettableFake, Options>(config: P
     logger,
     provider: async (options = {}, ctx = {}) => config.plugin.setup({ ...config.options(running()), ...options }, { name: config.plugin.name, logger, http, ...ctx }),
     call: (overrides = {}) => ({ model: config.model, signal: new AbortController().signal, timeoutMs: 5_000, requestId: "req_test_1", ...overrides }),
+    coreCall: (model = config.model) => providerCall({ abort: new RequestAbort(), requestId: "req_test_1" } as unknown as Exchange, model, 5_000),
     ask,
     askStream: (content, extra = {}) => ask(content, { stream: true, stream_options: { include_usage: true }, ...extra }),
   };
@@ -120,15 +129,23 @@ export async function rejection(promise: Promise<unknown>): Promise<ModelmuxErro
   return error as ModelmuxError;
 }
 
+/** The stream's items one at a time: a provider's `chatStream` may yield a batch (an array) per upstream read. */
+export async function* itemsOf<Item extends ChatStreamItem>(stream: AsyncIterable<Item | readonly Item[]>): AsyncGenerator<Item> {
+  for await (const read of stream) {
+    if (Array.isArray(read)) yield* read as readonly Item[];
+    else yield read as Item;
+  }
+}
+
 /**
  * Reads a provider's stream to its end. Every item must be of `kind`: a raw JSON string
  * (`"string"`, a pass-through provider) or a chunk object (`"object"`, a translating one).
  */
-export async function collect(items: AsyncIterable<ChatStreamItem>, kind: "string"): Promise<string[]>;
-export async function collect(items: AsyncIterable<ChatStreamItem>, kind: "object"): Promise<ChatCompletionChunk[]>;
-export async function collect(items: AsyncIterable<ChatStreamItem>, kind: "string" | "object"): Promise<ChatStreamItem[]> {
+export async function collect(items: AsyncIterable<ChatStreamItem | readonly ChatStreamItem[]>, kind: "string"): Promise<string[]>;
+export async function collect(items: AsyncIterable<ChatStreamItem | readonly ChatStreamItem[]>, kind: "object"): Promise<ChatCompletionChunk[]>;
+export async function collect(items: AsyncIterable<ChatStreamItem | readonly ChatStreamItem[]>, kind: "string" | "object"): Promise<ChatStreamItem[]> {
   const out: ChatStreamItem[] = [];
-  for await (const item of items) {
+  for await (const item of itemsOf(items)) {
     expect(typeof item).toBe(kind);
     out.push(item);
   }
@@ -139,11 +156,11 @@ export async function collect(items: AsyncIterable<ChatStreamItem>, kind: "strin
  * Reads a stream that must fail (while it is made, or mid-way): the items it yielded first, and
  * the `ModelmuxError` it threw (anything else fails the test, as does an end without error).
  */
-export async function streamFailure(stream: Promise<AsyncIterable<ChatStreamItem>>): Promise<{ seen: ChatStreamItem[]; error: ModelmuxError }> {
+export async function streamFailure(stream: Promise<AsyncIterable<ChatStreamItem | readonly ChatStreamItem[]>>): Promise<{ seen: ChatStreamItem[]; error: ModelmuxError }> {
   const seen: ChatStreamItem[] = [];
   const error = await rejection(
     (async () => {
-      for await (const item of await stream) seen.push(item);
+      for await (const item of itemsOf(await stream)) seen.push(item);
     })(),
   );
   return { seen, error };

@@ -40,9 +40,9 @@ class RawJson extends OnAnyObject {
 /**
  * Tells the core that `text` is exactly the JSON of `value` (keys in any order), so the reply is
  * sent as the text instead of serialising the object again. `value` is a `chat.completion` that a
- * provider's `chat` returns, or a `chat.completion.chunk` item of its `chatStream` /
- * `chatStreamBatches`. Only for an object already in the normalised form, field for field: a
- * plugin that changed or dropped anything must not call it. The core still reads the object: it
+ * provider's `chat` returns, or a `chat.completion.chunk` item of its `chatStream`. Only for an
+ * object already in the normalised form, field for field: a plugin that changed or dropped
+ * anything must not call it. The core still reads the object: it
  * checks a chunk (choices' indexes, finish reasons, usage) and stores it for `store: true`, reports
  * the usage, and removes `service_tier` from the text when the client did not set it. Text and
  * object must agree: the client reads the text, while the checks and the stored completion read

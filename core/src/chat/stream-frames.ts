@@ -134,7 +134,8 @@ class Framer {
  * first frame to send before returning, so that a stream that fails, is unreadable or ends before
  * anything is sent is an error reply with its status (thrown); until then the call's timeout
  * bounds the whole wait (`FramedCall.streaming`). The frames that follow never throw. A provider's
- * `chatStreamBatches` hands over arrays of items: their frames are yielded as one string.
+ * `chatStream` may hand over an array of items per upstream read: their frames are yielded as one
+ * string.
  */
 export async function openChatStreamFrames(items: Items, options: StreamFrameOptions): Promise<AsyncGenerator<string, void, undefined>> {
   const framer = new Framer(options);

@@ -21,7 +21,7 @@ import type { ModelEntry } from "../models.ts";
 import type { Storage } from "../plugin.ts";
 import { providerCall, type CoreCall } from "../provider-call.ts";
 import { acquireRateLimit, settleAfterStream, tokenReservation, type RateLimitGrant } from "../rate-limit/acquire.ts";
-import type { ChatCompletion, ChatCompletionWithoutUsage, ChatRequest, ChatStreamItem, Usage } from "../types/chat.ts";
+import type { ChatCompletion, ChatCompletionWithoutUsage, ChatRequest, Usage } from "../types/chat.ts";
 import { readJsonBody } from "../utils/read-body.ts";
 import { SSE_HEADERS } from "../utils/sse-write.ts";
 
@@ -113,6 +113,7 @@ async function completionReply(chat: ChatCall): Promise<Reply> {
 }
 
 async function streamReply(chat: ChatCall): Promise<Reply> {
+  // A provider streams one way: relayed when it has `chatStreamEvents`, else framed.
   return chat.entry.instance.chatStreamEvents ? relayedStreamReply(chat) : framedStreamReply(chat);
 }
 
@@ -166,18 +167,15 @@ async function relayedStreamReply(chat: ChatCall): Promise<Reply> {
   }
 }
 
-/** The stream of a provider that hands over chunks (`chatStream`, `chatStreamBatches`), framed one by one. */
+/** The stream of a provider that hands over chunks (`chatStream`), one at a time or a batch per upstream read. */
 async function framedStreamReply(chat: ChatCall): Promise<Reply> {
   const { entry, grant } = chat;
   const { options, reply } = streamOptions(chat);
   try {
     // The stream's whole-wait deadline ends at its first chunk to send, not at its first event (a ping).
     chat.call.holdDeadlines();
-    // A provider that reads items in batches hands them over so: one async step per upstream read.
-    const provider = entry.instance;
-    const stream: AsyncIterable<ChatStreamItem | readonly ChatStreamItem[]> = provider.chatStreamBatches
-      ? await provider.chatStreamBatches(chat.providerRequest, chat.call)
-      : await provider.chatStream(chat.providerRequest, chat.call);
+    // A provider without `chatStreamEvents` has `chatStream`: checked when it loaded (`plugins/provider-contract-check.ts`).
+    const stream = await entry.instance.chatStream!(chat.providerRequest, chat.call);
     // The first item is read before the headers: an early failure becomes a proper error reply.
     return reply(await openChatStreamFrames(stream[Symbol.asyncIterator](), options));
   } catch (error) {

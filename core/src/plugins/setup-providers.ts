@@ -1,6 +1,7 @@
 /**
  * Loads and sets up every provider of the config, once, before the server starts: resolves the
- * plugin, validates the plugin's own keys against its `optionsSchema`, calls `setup`.
+ * plugin, validates the plugin's own keys against its `optionsSchema`, calls `setup`, and checks
+ * that the provider it returns has what the core calls (`provider-contract-check.ts`).
  */
 import type { ConsolaInstance } from "consola";
 import { ConfigError } from "../config/config-error.ts";
@@ -8,9 +9,10 @@ import { PROVIDER_CORE_KEYS, type ModelmuxConfig, type ProviderConfig } from "..
 import { parseTimer } from "../config/units.ts";
 import type { HttpClient } from "../http-client.ts";
 import type { ProviderModels } from "../models.ts";
-import type { PluginDefinition, ProviderDefinition } from "../plugin.ts";
+import type { PluginDefinition, Provider, ProviderDefinition } from "../plugin.ts";
 import { createAjv, formatAjvError } from "../validation/ajv.ts";
 import { loadPlugin } from "./load-plugin.ts";
+import { providerContractProblem, retiredStreamNote } from "./provider-contract-check.ts";
 
 const DEFAULT_TIMEOUT_MS = 600_000;
 
@@ -98,6 +100,13 @@ async function setupEach(config: ModelmuxConfig, ctx: SetupContext, providers: P
     } catch (error) {
       throw new ConfigError(`${path}: plugin '${definition.name}' failed to start: ${(error as Error).message}`, { cause: error });
     }
+    const problem = providerContractProblem(instance);
+    if (problem !== undefined) {
+      await Promise.resolve((instance as Partial<Provider> | null)?.close?.()).catch(() => {});
+      throw new ConfigError(`${path}: plugin '${definition.name}' cannot be used: ${problem}`);
+    }
+    const note = retiredStreamNote(instance);
+    if (note !== undefined) ctx.logger.warn(`${path}: plugin '${definition.name}': ${note}`);
     providers.push({
       provider: name,
       instance,

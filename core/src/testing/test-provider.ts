@@ -13,6 +13,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createLogger } from "../logger.ts";
 import type { ProviderDefinition } from "../plugin.ts";
+import { retiredStreamNote } from "../plugins/provider-contract-check.ts";
 import { createRouter, type Router } from "../router.ts";
 import type { ChatCompletion } from "../types/chat.ts";
 import { parseChunks, readSseData, streamedText } from "./sse-client.ts";
@@ -73,6 +74,14 @@ const ask = (content: string) => [{ role: "user", content }];
 
 /** Cases every provider passes, with or without an upstream. */
 function shapeCases(kit: () => KitContext): void {
+  it("streams one way: chatStream, or chatStreamEvents in its place, and no chatStreamBatches", () => {
+    const provider = kit().router.models.resolve(kit().model).instance;
+    // The core calls `chatStreamEvents` when a provider has it, and then never its `chatStream`.
+    const forms = (["chatStream", "chatStreamEvents"] as const).filter((name) => typeof provider[name] === "function");
+    expect(forms, "chatStream and chatStreamEvents: the core would never call chatStream").toHaveLength(1);
+    expect(retiredStreamNote(provider)).toBeUndefined();
+  });
+
   it("answers a JSON request with a normalised chat.completion", async () => {
     const res = await kit().chat({ model: kit().model, messages: ask("Say something short") });
     expect(res.status).toBe(200);

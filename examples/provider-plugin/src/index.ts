@@ -33,8 +33,8 @@ function setup(options: ParrotOptions, ctx: PluginContext): Provider {
   const auth: Record<string, string> = options.api_key ? { "x-parrot-key": options.api_key } : {};
 
   /**
-   * Sends the request with the call's signal and timeout (the core's `postUpstream`); an error
-   * reply is thrown as the core's error for it.
+   * Sends the request with the call's signal and timeout (the core's `postUpstream`, which listens
+   * to `call.signal` for the plugin); an error reply is thrown as the core's error for it.
    */
   function send(request: ChatRequest, call: ProviderCall): Promise<HttpResponse> {
     return postUpstream(ctx, call, {
@@ -56,6 +56,8 @@ function setup(options: ParrotOptions, ctx: PluginContext): Provider {
       return parseReplyText(await readUpstreamText(ctx, call, res), { provider: ctx.name, model: call.model });
     },
 
+    // The one stream a provider gives (the core frames it): Parrot's chunks one at a time, the
+    // simplest form. An upstream that sends many events per read may yield an array per read instead.
     async chatStream(request, call) {
       const res = await send(request, call);
       return readParrotStream(res.body, { provider: ctx.name, model: call.model, timeoutMs: call.timeoutMs });

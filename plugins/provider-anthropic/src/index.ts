@@ -8,7 +8,7 @@ import { anthropicCapabilities } from "./capabilities.ts";
 import { toProviderError } from "./errors.ts";
 import { toAnthropicRequest } from "./request.ts";
 import { parseMessageText } from "./response.ts";
-import { readMessageStream, readMessageStreamBatches } from "./stream.ts";
+import { readMessageStreamBatches } from "./stream.ts";
 
 /** The keys of a `providers.<name>` block that this plugin reads (README, "Options"). */
 export interface AnthropicProviderOptions {
@@ -91,13 +91,8 @@ function setup(options: AnthropicProviderOptions, ctx: PluginContext): Provider 
       return parseMessageText(await readUpstreamText(ctx, call, res), { provider: ctx.name, model: call.model });
     },
 
-    async chatStream(request: ChatRequest, call: ProviderCall) {
-      const res = await send(request, call, streamHeaders);
-      return readMessageStream(res.body, { provider: ctx.name, model: call.model, timeoutMs: call.timeoutMs, secret });
-    },
-
     // One batch of chunks per upstream read: the core takes one async step per read, not per event.
-    async chatStreamBatches(request: ChatRequest, call: ProviderCall) {
+    async chatStream(request: ChatRequest, call: ProviderCall) {
       const res = await send(request, call, streamHeaders);
       return readMessageStreamBatches(res.body, { provider: ctx.name, model: call.model, timeoutMs: call.timeoutMs, secret });
     },

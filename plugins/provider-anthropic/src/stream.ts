@@ -1,8 +1,8 @@
 /**
  * Anthropic's SSE reply (message_start, content_block_start/delta/stop, message_delta,
  * message_stop, ping, error) -> `chat.completion.chunk` objects. `createStreamTranslator` is the
- * pure event-by-event mapping; `readMessageStreamBatches` feeds it from the reply body, one batch of
- * chunks per upstream read, and `readMessageStream` hands the same chunks over one at a time.
+ * pure event-by-event mapping; `readMessageStreamBatches` feeds it from the reply body and hands
+ * the core one batch of chunks per upstream read (the plugin's `chatStream`).
  * Text and tool-argument deltas, nearly every event of a reply, take a fast path
  * (`delta-literal.ts`): their chunk's JSON is built from the event's string literal without
  * parsing the event, and handed to the core with the chunk (`withRawJson`), which then neither
@@ -255,15 +255,15 @@ function translateRead(events: readonly EventSourceMessage[], translator: Stream
   return undefined;
 }
 
-/** `readMessageStream` options: the translator's, plus the call's timeout. */
+/** `readMessageStreamBatches` options: the translator's, plus the call's timeout. */
 export interface ReadMessageStreamOptions extends StreamContext {
   /** The call's timeout, for the 504 of a stalled body. */
   timeoutMs: number;
 }
 
 /**
- * Yields the chunks of an Anthropic SSE body, one batch per upstream read (what
- * `chatStreamBatches` hands the core; never an empty batch), in order, and stops after
+ * Yields the chunks of an Anthropic SSE body, one batch per upstream read (what `chatStream`
+ * hands the core; never an empty batch), in order, and stops after
  * `message_stop`. A body that ends after `message_delta` gave the stop reason, without
  * `message_stop`, is whole: its last batch is the usage chunk. Throws the mapped error for an
  * `error` event, 502 for an event that is not JSON, each after a batch of the chunks before it; 502
@@ -287,9 +287,4 @@ export async function* readMessageStreamBatches(body: HttpBody, options: ReadMes
   }
   const last = translator.end();
   if (last.length > 0) yield last;
-}
-
-/** The same chunks one at a time (the `chatStream` contract). */
-export async function* readMessageStream(body: HttpBody, options: ReadMessageStreamOptions): AsyncGenerator<ChatStreamItem> {
-  for await (const items of readMessageStreamBatches(body, options)) for (let i = 0; i < items.length; i++) yield items[i]!;
 }

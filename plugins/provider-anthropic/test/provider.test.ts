@@ -6,7 +6,7 @@ import { describe, expect, it, vi } from "vitest";
 import type { MessageCreateParams } from "@anthropic-ai/sdk/resources/messages/messages";
 import { startFakeAnthropic } from "../../../test/fixtures/fake-anthropic.ts";
 import type { ChatCompletionChunk, ChatStreamItem } from "@modelmux/core";
-import { rejection, streamFailure, useProviderCalls, weatherTool } from "../../../test/helpers/provider-call.ts";
+import { itemsOf, rejection, streamFailure, useProviderCalls, weatherTool } from "../../../test/helpers/provider-call.ts";
 import plugin from "../src/index.ts";
 
 const KEY = "sk-ant-api03-provider-test-key-9876";
@@ -62,17 +62,17 @@ describe("chat (JSON)", () => {
   });
 });
 
-/** The chunks of a stream: text deltas come as JSON strings (see readMessageStream), the rest as objects. */
-async function chunksOf(items: AsyncIterable<ChatStreamItem>): Promise<ChatCompletionChunk[]> {
+/** The chunks of a stream, which comes in batches (see readMessageStreamBatches). */
+async function chunksOf(stream: AsyncIterable<ChatStreamItem | readonly ChatStreamItem[]>): Promise<ChatCompletionChunk[]> {
   const out: ChatCompletionChunk[] = [];
-  for await (const item of items) out.push(typeof item === "string" ? (JSON.parse(item) as ChatCompletionChunk) : item);
+  for await (const item of itemsOf(stream)) out.push(typeof item === "string" ? (JSON.parse(item) as ChatCompletionChunk) : item);
   return out;
 }
 
 describe("chatStream", () => {
   it("yields role first, text in several chunks, the finish chunk and the usage chunk, under one id", async () => {
     t.fake.next({ text: "one two three four", usage: { input: 9, output: 6 }, thinking: "secret thoughts" });
-    const chunks = await chunksOf(await (await provider()).chatStream(askStream("count"), call()));
+    const chunks = await chunksOf(await (await provider()).chatStream!(askStream("count"), call()));
     expect(chunks[0]?.choices[0]?.delta.role).toBe("assistant");
     expect(new Set(chunks.map((c) => c.id))).toEqual(new Set(["msg_fake_0"]));
     expect(chunks.filter((c) => c.choices[0]?.delta.content).map((c) => c.choices[0]?.delta.content)).toEqual(["one ", "two ", "three ", "four"]);
@@ -88,7 +88,7 @@ describe("chatStream", () => {
     t.fake.next({ toolCall });
     const json = await (await provider()).chat(ask("weather?", { tools: [weatherTool] }), call());
     t.fake.next({ toolCall });
-    const chunks = await chunksOf(await (await provider()).chatStream(askStream("weather?", { tools: [weatherTool] }), call()));
+    const chunks = await chunksOf(await (await provider()).chatStream!(askStream("weather?", { tools: [weatherTool] }), call()));
     const deltas = chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? []);
     expect(deltas[0]).toEqual({ index: 0, id: "toolu_7", type: "function", function: { name: "get_weather", arguments: "" } });
     expect(deltas.length).toBeGreaterThan(3);
@@ -98,27 +98,27 @@ describe("chatStream", () => {
 
   it("throws the mapped error before the first item when the upstream refuses", async () => {
     t.fake.next({ error: { status: 429, message: "slow down", retryAfter: "3" } });
-    const error = await rejection((await provider()).chatStream(askStream("x"), call()));
+    const error = await rejection((await provider()).chatStream!(askStream("x"), call()));
     expect(error).toMatchObject({ status: 429, type: "rate_limit_error", headers: { "retry-after": "3" } });
   });
 
   it("yields the chunks so far, then throws 502 for an overloaded_error event", async () => {
     t.fake.next({ text: "a b c d", streamError: { afterChunks: 2, type: "overloaded_error", message: "Overloaded" } });
-    const { seen, error } = await streamFailure((await provider()).chatStream(askStream("x"), call()));
+    const { seen, error } = await streamFailure((await provider()).chatStream!(askStream("x"), call()));
     expect(seen).toHaveLength(3); // the role chunk and two text deltas
     expect(error).toMatchObject({ status: 502, code: "upstream_error", message: "anthropic: Overloaded (status 529)" });
   });
 
   it("yields the chunks so far, then throws 502 when the connection is destroyed", async () => {
     t.fake.next({ text: "a b c d", streamFailure: { afterChunks: 2, mode: "destroy" } });
-    const { seen, error } = await streamFailure((await provider()).chatStream(askStream("x"), call()));
+    const { seen, error } = await streamFailure((await provider()).chatStream!(askStream("x"), call()));
     expect(seen).toHaveLength(3);
     expect(error).toMatchObject({ status: 502, code: "upstream_error" });
   });
 
   it("throws 504 once a stalled stream exceeds the timeout, and the upstream sees the client leave", async () => {
     t.fake.next({ text: "a b c", streamFailure: { afterChunks: 1, mode: "stall" } });
-    const { seen, error } = await streamFailure((await provider()).chatStream(askStream("x"), call({ timeoutMs: 300 })));
+    const { seen, error } = await streamFailure((await provider()).chatStream!(askStream("x"), call({ timeoutMs: 300 })));
     expect(seen).toHaveLength(2);
     expect(error).toMatchObject({ status: 504, code: "upstream_timeout" });
     expect((await t.fake.finished(0)).aborted).toBe(true);
@@ -126,7 +126,7 @@ describe("chatStream", () => {
 
   it("closes the upstream request when the consumer stops early", async () => {
     t.fake.next({ text: "a b c", streamFailure: { afterChunks: 2, mode: "stall" } });
-    for await (const item of await (await provider()).chatStream(askStream("x"), call())) {
+    for await (const item of await (await provider()).chatStream!(askStream("x"), call())) {
       expect(item).toBeTypeOf("object");
       break;
     }
@@ -209,7 +209,7 @@ describe("abort", () => {
   it("aborts a stream in flight when the signal fires", async () => {
     t.fake.next({ text: "a b c", streamFailure: { afterChunks: 1, mode: "stall" } });
     const controller = new AbortController();
-    const items = await (await provider()).chatStream(askStream("x"), call({ signal: controller.signal }));
+    const items = await (await provider()).chatStream!(askStream("x"), call({ signal: controller.signal }));
     const iterator = items[Symbol.asyncIterator]();
     expect((await iterator.next()).done).toBe(false);
     controller.abort();

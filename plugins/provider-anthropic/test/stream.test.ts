@@ -2,7 +2,8 @@ import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { ModelmuxError, replyBody, type ChatCompletionChunk, type ChatStreamItem, type HttpBody } from "@modelmux/core";
 import { rawJsonOf } from "@modelmux/core/testing";
-import { createStreamTranslator, readMessageStream } from "../src/stream.ts";
+import { createStreamTranslator, readMessageStreamBatches } from "../src/stream.ts";
+import { itemsOf } from "../../../test/helpers/provider-call.ts";
 import { toChatCompletion } from "../src/response.ts";
 
 const CONTEXT = { provider: "anthropic", model: "claude-sonnet-4-5" };
@@ -184,10 +185,13 @@ describe("createStreamTranslator", () => {
   });
 });
 
-describe("readMessageStream", () => {
+/** The reader's items one at a time, as the core frames them. */
+const readItems = (...args: Parameters<typeof readMessageStreamBatches>) => itemsOf(readMessageStreamBatches(...args));
+
+describe("readMessageStreamBatches, item by item", () => {
   it("reads the SSE body in pieces and yields the translated chunks, stopping after message_stop", async () => {
     const text = `${sse(EVENTS)}event: content_block_delta\ndata: {"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"after the end"}}\n\n`;
-    const chunks = await collect(readMessageStream(body(text), { ...CONTEXT, timeoutMs: 1000 }));
+    const chunks = await collect(readItems(body(text), { ...CONTEXT, timeoutMs: 1000 }));
     expect(chunks).toEqual(translateAll(EVENTS).map((c) => ({ ...c, created: chunks[0]!.created })));
     expect(JSON.stringify(chunks)).not.toContain("after the end");
   });
@@ -196,7 +200,7 @@ describe("readMessageStream", () => {
     const long = "a text delta long enough to be copied by a parse, not sliced";
     const events = [...EVENTS.slice(0, 7), { type: "content_block_delta", index: 1, delta: { type: "text_delta", text: 'quote " backslash \\ é 🙂 \n' } }, { type: "content_block_delta", index: 1, delta: { type: "text_delta", text: long } }, ...EVENTS.slice(7)];
     const items: ChatStreamItem[] = [];
-    for await (const item of readMessageStream(body(sse(events)), { ...CONTEXT, timeoutMs: 1000 })) items.push(item);
+    for await (const item of readItems(body(sse(events)), { ...CONTEXT, timeoutMs: 1000 })) items.push(item);
     const created = (items[0] as ChatCompletionChunk).created;
     const expected = createStreamTranslator(CONTEXT);
     const objects = events.flatMap((event) => expected.push(event)).map((chunk) => ({ ...chunk, created }));
@@ -212,14 +216,14 @@ describe("readMessageStream", () => {
 
   it("throws 502 for a text delta whose string does not decode, like any event that is not JSON", async () => {
     const text = `${sse(EVENTS.slice(0, 7))}event: content_block_delta\ndata: {"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"bad \\x"}}\n\n`;
-    await expect(collect(readMessageStream(body(text), { ...CONTEXT, timeoutMs: 1000 }))).rejects.toMatchObject({ status: 502, message: "anthropic: a stream event is not valid JSON." });
+    await expect(collect(readItems(body(text), { ...CONTEXT, timeoutMs: 1000 }))).rejects.toMatchObject({ status: 502, message: "anthropic: a stream event is not valid JSON." });
   });
 
   it("throws 502 for an overloaded error event, after the chunks before it", async () => {
     const text = sse([EVENTS[0], EVENTS[5], EVENTS[7], { type: "error", error: { type: "overloaded_error", message: "Overloaded" } }]);
     const seen: ChatStreamItem[] = [];
     const run = async () => {
-      for await (const chunk of readMessageStream(body(text), { ...CONTEXT, timeoutMs: 1000 })) seen.push(chunk);
+      for await (const chunk of readItems(body(text), { ...CONTEXT, timeoutMs: 1000 })) seen.push(chunk);
     };
     await expect(run()).rejects.toMatchObject({ status: 502, code: "upstream_error", message: "anthropic: Overloaded (status 529)" });
     expect(seen).toHaveLength(2);
@@ -227,13 +231,13 @@ describe("readMessageStream", () => {
 
   it("redacts the key from an error event", async () => {
     const text = sse([{ type: "error", error: { type: "authentication_error", message: "bad key sk-ant-api03-secret" } }]);
-    const error = await collect(readMessageStream(body(text), { ...CONTEXT, timeoutMs: 1000, secret: "sk-ant-api03-secret" })).catch((e: Error) => e);
+    const error = await collect(readItems(body(text), { ...CONTEXT, timeoutMs: 1000, secret: "sk-ant-api03-secret" })).catch((e: Error) => e);
     expect((error as Error).message).toBe("anthropic: bad key [redacted]");
   });
 
   it("throws 502 when the body ends before the stop reason", async () => {
     for (const events of [EVENTS.slice(0, 9), EVENTS.slice(0, -2)]) {
-      await expect(collect(readMessageStream(body(sse(events)), { ...CONTEXT, timeoutMs: 1000 }))).rejects.toMatchObject({
+      await expect(collect(readItems(body(sse(events)), { ...CONTEXT, timeoutMs: 1000 }))).rejects.toMatchObject({
         status: 502,
         message: "anthropic: the stream ended before message_stop.",
       });
@@ -241,26 +245,26 @@ describe("readMessageStream", () => {
   });
 
   it("ends a body that stops after message_delta's stop reason, without message_stop, with the usage chunk", async () => {
-    const chunks = await collect(readMessageStream(body(sse(EVENTS.slice(0, -1))), { ...CONTEXT, timeoutMs: 1000 }));
+    const chunks = await collect(readItems(body(sse(EVENTS.slice(0, -1))), { ...CONTEXT, timeoutMs: 1000 }));
     expect(chunks).toEqual(translateAll(EVENTS).map((c) => ({ ...c, created: chunks[0]!.created })));
     expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { completion_tokens: 42 } });
   });
 
   it("throws 502 for an event that is not JSON", async () => {
-    await expect(collect(readMessageStream(body("event: message_start\ndata: {oops\n\n"), { ...CONTEXT, timeoutMs: 1000 }))).rejects.toMatchObject({ status: 502, code: "upstream_error" });
+    await expect(collect(readItems(body("event: message_start\ndata: {oops\n\n"), { ...CONTEXT, timeoutMs: 1000 }))).rejects.toMatchObject({ status: 502, code: "upstream_error" });
   });
 
   it("throws 502 when the body breaks off", async () => {
     const broken = new Readable({ read() {} });
     broken.push(sse(EVENTS.slice(0, 1)));
     setTimeout(() => broken.destroy(Object.assign(new Error("other side closed"), { code: "UND_ERR_SOCKET" })), 5);
-    await expect(collect(readMessageStream(replyBody(broken), { ...CONTEXT, timeoutMs: 1000 }))).rejects.toMatchObject({ status: 502, code: "upstream_error" });
+    await expect(collect(readItems(replyBody(broken), { ...CONTEXT, timeoutMs: 1000 }))).rejects.toMatchObject({ status: 502, code: "upstream_error" });
   });
 
   it("throws 504 when the body stalls past the timeout", async () => {
     const stalled = new Readable({ read() {} });
     stalled.push(sse(EVENTS.slice(0, 1)));
     setTimeout(() => stalled.destroy(Object.assign(new Error("Body Timeout Error"), { code: "UND_ERR_BODY_TIMEOUT" })), 5);
-    await expect(collect(readMessageStream(replyBody(stalled), { ...CONTEXT, timeoutMs: 250 }))).rejects.toMatchObject({ status: 504, code: "upstream_timeout" });
+    await expect(collect(readItems(replyBody(stalled), { ...CONTEXT, timeoutMs: 250 }))).rejects.toMatchObject({ status: 504, code: "upstream_timeout" });
   });
 });

@@ -32,7 +32,8 @@ export async function chat(provider: Provider, fields: Partial<ChatRequest> = {}
 /** Collects a stream the way the core would receive it, with the stream flags the core sets. */
 export async function collect(provider: Provider, fields: Partial<ChatRequest> = {}, signal?: AbortSignal): Promise<ChatCompletionChunk[]> {
   const items: ChatStreamItem[] = [];
-  const stream = await provider.chatStream(request({ ...fields, stream: true, stream_options: { include_usage: true } }), call(signal));
-  for await (const item of stream) items.push(item);
+  const stream = await provider.chatStream!(request({ ...fields, stream: true, stream_options: { include_usage: true } }), call(signal));
+  // `chatStream` may yield an array of items per read; echo yields them one at a time.
+  for await (const read of stream) items.push(...((Array.isArray(read) ? read : [read]) as ChatStreamItem[]));
   return items.map((item) => (typeof item === "string" ? (JSON.parse(item) as ChatCompletionChunk) : item));
 }

@@ -87,7 +87,7 @@ describe("streaming", () => {
     const provider = await setupEcho({ delay_ms: 1_000, chunk_size: 4 });
     const timers = watchTimers(1_000);
     const controller = new AbortController();
-    const stream = await provider.chatStream(request({ messages: [{ role: "user", content: long }], stream: true }), call(controller.signal));
+    const stream = await provider.chatStream!(request({ messages: [{ role: "user", content: long }], stream: true }), call(controller.signal));
     const received: unknown[] = [];
     const started = Date.now();
     const consume = (async () => {
@@ -106,6 +106,6 @@ describe("streaming", () => {
   test("an already aborted call fails before the first chunk", async () => {
     const controller = new AbortController();
     controller.abort();
-    await expect((await setupEcho()).chatStream(request({ stream: true }), call(controller.signal))).rejects.toMatchObject({ name: "AbortError" });
+    await expect((await setupEcho()).chatStream!(request({ stream: true }), call(controller.signal))).rejects.toMatchObject({ name: "AbortError" });
   });
 });

@@ -24,7 +24,7 @@ import { geminiImageOptions, imageCount, imageFamily, toGeminiImageRequest, toIm
 import { readGeminiImages, readImagenImages, toImagesResponse } from "./image-response.ts";
 import { toGeminiRequest } from "./request.ts";
 import { parseCompletionText } from "./response.ts";
-import { readGeminiStream, readGeminiStreamBatches } from "./stream.ts";
+import { readGeminiStreamBatches } from "./stream.ts";
 import type { GeminiSafetySetting } from "./wire.ts";
 
 /** The keys of a `providers.<name>` block that this plugin reads (README, "Options"). */
@@ -151,9 +151,8 @@ function setup(options: GeminiProviderOptions, ctx: PluginContext): Provider {
       return toImagesResponse([readImagenImages(reply, ctx.name)], ctx.name);
     }
     const body = toGeminiImageRequest(request, { ...target, safetySettings: options.safety_settings });
-    // Without the core's abort hook: `postUpstream` would listen to it instead of the shared signal.
-    const { abort: _, ...rest } = call;
-    const replies = await inParallel(imageCount(request), call.signal, (signal) => callJson("generateContent", body, { ...rest, signal }));
+    // A copy with its own signal: `postUpstream` listens to that, not to the call's.
+    const replies = await inParallel(imageCount(request), call.signal, (signal) => callJson("generateContent", body, { ...call, signal }));
     return toImagesResponse(
       replies.map((reply) => readGeminiImages(reply, ctx.name)),
       ctx.name,
@@ -168,13 +167,8 @@ function setup(options: GeminiProviderOptions, ctx: PluginContext): Provider {
       return parseCompletionText(await readUpstreamText(ctx, call, res), { provider: ctx.name, model: call.model, choices: choiceCount(request) });
     },
 
-    async chatStream(request: ChatRequest, call: ProviderCall) {
-      const res = await send(request, call, true);
-      return readGeminiStream(res.body, { provider: ctx.name, model: call.model, choices: choiceCount(request), timeoutMs: call.timeoutMs, secret });
-    },
-
     // One batch of chunks per upstream read: the core takes one async step per read, not per event.
-    async chatStreamBatches(request: ChatRequest, call: ProviderCall) {
+    async chatStream(request: ChatRequest, call: ProviderCall) {
       const res = await send(request, call, true);
       return readGeminiStreamBatches(res.body, { provider: ctx.name, model: call.model, choices: choiceCount(request), timeoutMs: call.timeoutMs, secret });
     },

@@ -3,7 +3,7 @@
  * `data:` event is a whole `GenerateContentResponse` carrying the next piece of each candidate;
  * there is no `[DONE]`, the body just ends. The translation (`createChunkMapper`) is pure and
  * stateful per stream; `readGeminiStreamBatches` only adds the reading (one batch of chunks per
- * upstream read) and the error handling, and `readGeminiStream` hands the chunks over one at a time.
+ * upstream read, what the plugin's `chatStream` hands the core) and the error handling.
  */
 import {
   readSseEventBatches,
@@ -144,7 +144,7 @@ export function createChunkMapper(context: ChunkMapperContext): ChunkMapper {
   };
 }
 
-/** The options of `readGeminiStream`. */
+/** The options of `readGeminiStreamBatches`. */
 export interface ReadStreamOptions extends ChunkMapperContext {
   /** The call's timeout, for the 504 of a stalled body. */
   timeoutMs: number;
@@ -178,8 +178,8 @@ function mapRead(events: readonly EventSourceMessage[], mapper: ChunkMapper, ite
 }
 
 /**
- * Yields the chunks of a Gemini SSE body, one batch per upstream read (what `chatStreamBatches`
- * hands the core; never an empty batch), the usage chunk with the event that finishes the answer
+ * Yields the chunks of a Gemini SSE body, one batch per upstream read (what `chatStream` hands
+ * the core; never an empty batch), the usage chunk with the event that finishes the answer
  * (or, when that event has no usage, once the body has ended). Throws the
  * mapped error for an error event, 502 for an event that is not JSON, each after a batch of the
  * chunks before it; 502 for a body that breaks off or ends early, 504 for a body that stalls past
@@ -199,9 +199,4 @@ export async function* readGeminiStreamBatches(body: HttpBody, options: ReadStre
   }
   const last = mapper.end();
   if (last.length > 0) yield last;
-}
-
-/** The same chunks one at a time (the `chatStream` contract). */
-export async function* readGeminiStream(body: HttpBody, options: ReadStreamOptions): AsyncGenerator<ChatCompletionChunk> {
-  for await (const chunks of readGeminiStreamBatches(body, options)) for (let i = 0; i < chunks.length; i++) yield chunks[i]!;
 }

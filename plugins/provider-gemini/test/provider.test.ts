@@ -89,7 +89,7 @@ describe("chat (JSON)", () => {
 describe("chatStream", () => {
   it("streams content deltas, the finish chunk and the usage chunk, with one id", async () => {
     t.fake.next({ text: "one two three", usage: { input: 3, output: 4 } });
-    const chunks = await collect(await (await provider()).chatStream(askStream("count"), call()), "object");
+    const chunks = await collect(await (await provider()).chatStream!(askStream("count"), call()), "object");
     expect(chunks[0]!.choices[0]!.delta).toEqual({ role: "assistant", content: "one " });
     expect(chunks.map((c) => c.choices[0]?.delta.content ?? "").join("")).toBe("one two three");
     expect(chunks.at(-2)!.choices[0]).toMatchObject({ finish_reason: "stop", native_finish_reason: "STOP" });
@@ -101,7 +101,7 @@ describe("chatStream", () => {
 
   it("streams a function call as one whole tool-call delta", async () => {
     t.fake.next({ toolCall: { name: "get_weather", arguments: '{"city":"Paris"}', id: "fc-7" } });
-    const chunks = await collect(await (await provider()).chatStream(askStream("weather?", { tools: [weatherTool] }), call()), "object");
+    const chunks = await collect(await (await provider()).chatStream!(askStream("weather?", { tools: [weatherTool] }), call()), "object");
     expect(chunks[0]!.choices[0]!.delta).toEqual({
       role: "assistant",
       tool_calls: [{ index: 0, id: "fc-7", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } }],
@@ -111,7 +111,7 @@ describe("chatStream", () => {
 
   it("throws the mapped error before the first item when the upstream refuses", async () => {
     t.fake.next({ error: { status: 429, message: "Quota exceeded.", retryAfter: "3" } });
-    const error = await rejection((await provider()).chatStream(askStream("x"), call()));
+    const error = await rejection((await provider()).chatStream!(askStream("x"), call()));
     expect(error).toMatchObject({ status: 429, type: "rate_limit_error", headers: { "retry-after": "3" } });
   });
 
@@ -119,21 +119,21 @@ describe("chatStream", () => {
     const event = JSON.stringify({ candidates: [{ content: { parts: [{ text: "a" }] }, index: 0 }], responseId: "r" });
     const body = JSON.stringify({ error: { code: 503, message: "The model is overloaded.", status: "UNAVAILABLE" } });
     t.fake.next({ raw: { body: `data: ${event}\r\n\r\ndata: ${body}\r\n\r\n`, contentType: "text/event-stream" } });
-    const { seen, error } = await streamFailure((await provider()).chatStream(askStream("x"), call()));
+    const { seen, error } = await streamFailure((await provider()).chatStream!(askStream("x"), call()));
     expect(seen).toHaveLength(1);
     expect(error).toMatchObject({ status: 502, code: "upstream_error", message: "gemini: The model is overloaded. (status 503)" });
   });
 
   it("yields the chunks so far, then throws 502 when the connection is destroyed", async () => {
     t.fake.next({ text: "a b c d", streamFailure: { afterChunks: 2, mode: "destroy" } });
-    const { seen, error } = await streamFailure((await provider()).chatStream(askStream("x"), call()));
+    const { seen, error } = await streamFailure((await provider()).chatStream!(askStream("x"), call()));
     expect(seen).toHaveLength(2);
     expect(error).toMatchObject({ status: 502, code: "upstream_error" });
   });
 
   it("throws 504 once a stalled stream exceeds the timeout, and the upstream sees the client leave", async () => {
     t.fake.next({ text: "a b c", streamFailure: { afterChunks: 1, mode: "stall" } });
-    const { seen, error } = await streamFailure((await provider()).chatStream(askStream("x"), call({ timeoutMs: 300 })));
+    const { seen, error } = await streamFailure((await provider()).chatStream!(askStream("x"), call({ timeoutMs: 300 })));
     expect(seen).toHaveLength(1);
     expect(error).toMatchObject({ status: 504, code: "upstream_timeout" });
     expect((await t.fake.finished(0)).aborted).toBe(true);
@@ -141,7 +141,7 @@ describe("chatStream", () => {
 
   it("closes the upstream request when the consumer stops early", async () => {
     t.fake.next({ text: "a b c", streamFailure: { afterChunks: 2, mode: "stall" } });
-    for await (const item of await (await provider()).chatStream(askStream("x"), call())) {
+    for await (const item of await (await provider()).chatStream!(askStream("x"), call())) {
       expect(item).toBeTypeOf("object");
       break;
     }
@@ -235,7 +235,7 @@ describe("abort", () => {
   it("aborts a stream in flight when the signal fires", async () => {
     t.fake.next({ text: "a b c", streamFailure: { afterChunks: 1, mode: "stall" } });
     const controller = new AbortController();
-    const iterator = (await (await provider()).chatStream(askStream("x"), call({ signal: controller.signal })))[Symbol.asyncIterator]();
+    const iterator = (await (await provider()).chatStream!(askStream("x"), call({ signal: controller.signal })))[Symbol.asyncIterator]();
     expect((await iterator.next()).done).toBe(false);
     controller.abort();
     await expect(iterator.next()).rejects.toMatchObject({ name: "AbortError" });

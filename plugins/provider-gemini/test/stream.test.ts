@@ -2,7 +2,8 @@ import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { replyBody, type ChatCompletionChunk, type HttpBody } from "@modelmux/core";
 import { toolCallId } from "../src/response.ts";
-import { createChunkMapper, readGeminiStream } from "../src/stream.ts";
+import { createChunkMapper, readGeminiStreamBatches } from "../src/stream.ts";
+import { itemsOf } from "../../../test/helpers/provider-call.ts";
 
 const context = { provider: "gemini", model: "gemini-2.5-flash" };
 const event = (parts: object[], extra: { finishReason?: string; index?: number } = {}, top: object = {}) => ({
@@ -140,12 +141,15 @@ describe("createChunkMapper", () => {
   });
 });
 
-describe("readGeminiStream", () => {
+/** The reader's items one at a time, as the core frames them. */
+const readItems = (...args: Parameters<typeof readGeminiStreamBatches>) => itemsOf(readGeminiStreamBatches(...args));
+
+describe("readGeminiStreamBatches, item by item", () => {
   const options = { ...context, timeoutMs: 1000 };
 
   it("reads CRLF-separated events split across reads", async () => {
     const chunks = await collect(
-      readGeminiStream(body([event([{ text: "one " }]), event([{ text: "two" }], { finishReason: "STOP" }, { usageMetadata: { promptTokenCount: 1, candidatesTokenCount: 2 } })]), options),
+      readItems(body([event([{ text: "one " }]), event([{ text: "two" }], { finishReason: "STOP" }, { usageMetadata: { promptTokenCount: 1, candidatesTokenCount: 2 } })]), options),
     );
     expect(chunks.map((c) => c.choices[0]?.delta.content ?? "").join("")).toBe("one two");
     expect(chunks.at(-1)!.usage).toEqual({ prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 });
@@ -153,7 +157,7 @@ describe("readGeminiStream", () => {
 
   it("throws 502 for an event that is not JSON", async () => {
     const broken = replyBody([Buffer.from("data: {not json\n\n")]);
-    await expect(collect(readGeminiStream(broken, options))).rejects.toMatchObject({ status: 502, message: "gemini: a stream event is not valid JSON." });
+    await expect(collect(readItems(broken, options))).rejects.toMatchObject({ status: 502, message: "gemini: a stream event is not valid JSON." });
   });
 
   it("yields the chunks so far, then throws 502 when the body breaks off", async () => {
@@ -162,7 +166,7 @@ describe("readGeminiStream", () => {
     setTimeout(() => broken.destroy(Object.assign(new Error("other side closed"), { code: "UND_ERR_SOCKET" })), 5);
     const seen: ChatCompletionChunk[] = [];
     const run = async () => {
-      for await (const chunk of readGeminiStream(replyBody(broken), options)) seen.push(chunk);
+      for await (const chunk of readItems(replyBody(broken), options)) seen.push(chunk);
     };
     await expect(run()).rejects.toMatchObject({ status: 502, code: "upstream_error" });
     expect(seen).toHaveLength(1);
@@ -171,6 +175,6 @@ describe("readGeminiStream", () => {
   it("throws 504 when the body stalls past the timeout", async () => {
     const stalled = new Readable({ read() {} });
     setTimeout(() => stalled.destroy(Object.assign(new Error("body timeout"), { code: "UND_ERR_BODY_TIMEOUT" })), 5);
-    await expect(collect(readGeminiStream(replyBody(stalled), options))).rejects.toMatchObject({ status: 504, code: "upstream_timeout" });
+    await expect(collect(readItems(replyBody(stalled), options))).rejects.toMatchObject({ status: 504, code: "upstream_timeout" });
   });
 });

@@ -22,7 +22,7 @@ import { toProviderError } from "./errors.ts";
 import { openaiImageOptions, parseImagesText, toOpenAIImageRequest } from "./images.ts";
 import { toOpenAIRequest } from "./request.ts";
 import { parseCompletionText } from "./response.ts";
-import { readChatStream, readChatStreamBatches, streamErrorOf } from "./stream.ts";
+import { streamErrorOf } from "./stream.ts";
 
 /** The keys of a `providers.<name>` block that this plugin reads (README, "Options"). */
 export interface OpenAIProviderOptions {
@@ -102,17 +102,8 @@ function setup(options: OpenAIProviderOptions, ctx: PluginContext): Provider {
       return parseCompletionText(await readUpstreamText(ctx, call, res), { provider: ctx.name, model: call.model, serviceTier: request.service_tier });
     },
 
-    async chatStream(request: ChatRequest, call: ProviderCall) {
-      const res = await send(request, call, streamHeaders);
-      return readChatStream(res.body, { provider: ctx.name, timeoutMs: call.timeoutMs, secret });
-    },
-
-    async chatStreamBatches(request: ChatRequest, call: ProviderCall) {
-      const res = await send(request, call, streamHeaders);
-      return readChatStreamBatches(res.body, { provider: ctx.name, timeoutMs: call.timeoutMs, secret });
-    },
-
-    // The upstream streams the client's own format: the core relays it in whole reads.
+    // The upstream streams the client's own format: the core relays it in whole reads, so this
+    // provider needs no `chatStream` (docs/plugins.md, "Provider plugins").
     async chatStreamEvents(request: ChatRequest, call: ProviderCall) {
       const res = await send(request, call, streamHeaders);
       return { body: res.body, errorOf: (event: string | undefined, data: string) => streamErrorOf(event, data, { provider: ctx.name, secret }) };

@@ -3,8 +3,9 @@
  * client: what goes on the wire, and what comes back for every kind of reply.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { ModelmuxError, type ChatEventStream } from "@modelmux/core";
 import { startFakeOpenAI, type FakeOpenAI } from "../../../test/fixtures/fake-openai.ts";
-import { collect, rejection, streamFailure, useProviderCalls, weatherTool } from "../../../test/helpers/provider-call.ts";
+import { rejection, useProviderCalls, weatherTool } from "../../../test/helpers/provider-call.ts";
 import plugin from "../src/index.ts";
 
 const KEY = "sk-proj-provider-test-key-9876";
@@ -71,60 +72,49 @@ describe("without api_key (local compatible servers)", () => {
   });
 });
 
-describe("chatStream", () => {
-  it("yields the upstream's chunks as raw JSON strings, in order, ending with the usage chunk", async () => {
-    const items = await collect(await (await provider()).chatStream(askStream("one two three"), call()), "string");
-    const chunks = items.map((item) => JSON.parse(item));
+describe("chatStreamEvents", () => {
+  /** The `data:` payloads of a relayed body, read whole. */
+  const payloadsOf = async (stream: Promise<ChatEventStream>) =>
+    (await (await stream).body.text())
+      .split("\n")
+      .filter((line) => line.startsWith("data: ") && line !== "data: [DONE]")
+      .map((line) => line.slice("data: ".length));
+
+  it("hands the core the upstream's body as it came: its chunks in order, ending with the usage chunk", async () => {
+    const payloads = await payloadsOf((await provider()).chatStreamEvents!(askStream("one two three"), call()));
+    const chunks = payloads.map((payload) => JSON.parse(payload));
     expect(chunks[0].choices[0].delta.role).toBe("assistant");
     expect(chunks.map((c) => c.choices[0]?.delta.content ?? "").join("")).toBe("Echo: one two three");
     expect(chunks.at(-2).choices[0].finish_reason).toBe("stop");
     expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 } });
-    // Byte for byte what the fake sent: serialising the parsed chunk again gives the same string.
-    expect(items).toEqual(chunks.map((c) => JSON.stringify(c)));
     expect(t.fake.requests[0]?.headers.accept).toBe("text/event-stream");
     expect(t.fake.requests[0]?.body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
   });
 
-  it("streams tool-call deltas: id and name first, then argument fragments", async () => {
-    const items = await collect(await (await provider()).chatStream(askStream("weather?", { tools: [weatherTool], tool_choice: "required" }), call()), "string");
-    const deltas = items.map((item) => JSON.parse(item)).flatMap((c) => c.choices[0]?.delta.tool_calls ?? []);
+  it("sends the tools, so the stream carries tool-call deltas", async () => {
+    const payloads = await payloadsOf((await provider()).chatStreamEvents!(askStream("weather?", { tools: [weatherTool], tool_choice: "required" }), call()));
+    const deltas = payloads.map((payload) => JSON.parse(payload)).flatMap((c) => c.choices[0]?.delta.tool_calls ?? []);
     expect(deltas[0]).toEqual({ index: 0, id: "call_fake_0", type: "function", function: { name: "get_weather", arguments: "" } });
-    expect(deltas.length).toBeGreaterThan(2);
     expect(deltas.map((d) => d.function.arguments).join("")).toBe('{"input":"weather?"}');
-    expect(JSON.parse(items.at(-2)!).choices[0].finish_reason).toBe("tool_calls");
+    expect(t.fake.requests[0]?.body).toMatchObject({ tools: [weatherTool], tool_choice: "required" });
   });
 
-  it("throws the mapped error before the first item when the upstream refuses", async () => {
+  it("throws the mapped error, with no body, when the upstream refuses", async () => {
     t.fake.setNext({ error: { status: 429, retryAfter: "3" } });
-    const error = await rejection((await provider()).chatStream(askStream("x"), call()));
+    const error = await rejection((await provider()).chatStreamEvents!(askStream("x"), call()));
     expect(error).toMatchObject({ status: 429, type: "rate_limit_error", headers: { "retry-after": "3" } });
   });
 
-  it.each([
-    ["destroy", "the socket is destroyed"],
-    ["error_event", "an error event arrives"],
-  ] as const)("yields the chunks so far, then throws 502 when %s (%s)", async (mode, _) => {
-    t.fake.setNext({ streamFailure: { afterChunks: 2, mode } });
-    const { seen, error } = await streamFailure((await provider()).chatStream(askStream("a b c d"), call()));
-    expect(seen).toHaveLength(2);
+  it("reads an error event with errorOf: the provider's name, the upstream's message, no key", async () => {
+    t.fake.setNext({ streamFailure: { afterChunks: 1, mode: "error_event" } });
+    const stream = await (await provider({}, { name: "groq" })).chatStreamEvents!(askStream("a b c"), call());
+    const text = await stream.body.text();
+    const errorData = text.split("\n").find((line) => line.startsWith('data: {"error"'))!.slice("data: ".length);
+    const error = stream.errorOf(undefined, errorData) as ModelmuxError;
+    expect(error).toBeInstanceOf(ModelmuxError);
     expect(error).toMatchObject({ status: 502, code: "upstream_error" });
-  });
-
-  it("throws once a stalled stream exceeds the timeout, and the upstream sees the client leave", async () => {
-    t.fake.setNext({ streamFailure: { afterChunks: 1, mode: "stall" } });
-    const { seen, error } = await streamFailure((await provider()).chatStream(askStream("a b"), call({ timeoutMs: 300 })));
-    expect(seen).toHaveLength(1);
-    expect(error).toMatchObject({ status: 504, code: "upstream_timeout" });
-    expect((await t.fake.finished(0)).aborted).toBe(true);
-  });
-
-  it("closes the upstream request when the consumer stops early", async () => {
-    t.fake.setNext({ streamFailure: { afterChunks: 2, mode: "stall" } });
-    for await (const item of await (await provider()).chatStream(askStream("a b c"), call())) {
-      expect(item).toBeTypeOf("string");
-      break;
-    }
-    expect((await t.fake.finished(0)).aborted).toBe(true);
+    expect(error.message).toMatch(/^groq: /);
+    expect(stream.errorOf(undefined, text.split("\n")[0]!.slice("data: ".length))).toBeUndefined();
   });
 });
 
@@ -192,11 +182,11 @@ describe("abort", () => {
   it("aborts a stream in flight when the signal fires", async () => {
     t.fake.setNext({ streamFailure: { afterChunks: 1, mode: "stall" } });
     const controller = new AbortController();
-    const items = await (await provider()).chatStream(askStream("a b"), call({ signal: controller.signal }));
-    const iterator = items[Symbol.asyncIterator]();
-    expect((await iterator.next()).done).toBe(false);
+    const { body } = await (await provider()).chatStreamEvents!(askStream("a b"), call({ signal: controller.signal }));
+    const reads = body[Symbol.asyncIterator]();
+    expect((await reads.next()).done).toBe(false);
     controller.abort();
-    await expect(iterator.next()).rejects.toMatchObject({ name: "AbortError" });
+    await expect(reads.next()).rejects.toMatchObject({ name: "AbortError" });
     expect((await t.fake.finished(0)).aborted).toBe(true);
   });
 });

@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { copyCheckout, type CheckoutCopy } from "./helpers/checkout-copy.ts";
 import { startNode } from "./helpers/run-process.ts";
+import { REFUSER_PLUGIN } from "./fixtures/refuser-plugin.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const REPORTER = fileURLToPath(new URL("./fixtures/process-report.mjs", import.meta.url));
@@ -16,19 +17,6 @@ const COMPILED = /^\[modelmux\] (dist\/ was missing|the sources changed): compil
 const FALLBACK = /^\[modelmux\] cannot compile dist\/ \((.+)\): running the TypeScript sources through tsx$/m;
 const TIME_LIMIT_MS = 20_000;
 
-/** A provider whose every call throws the core's 400 error, made with its own import of the core. */
-const REFUSER_PLUGIN = `import { defineProvider, invalidRequest } from "@modelmux/core";
-
-const refuse = async (): Promise<never> => {
-  throw invalidRequest("refused by a TypeScript plugin", { param: "messages" });
-};
-
-export default defineProvider({
-  name: "refuser",
-  optionsSchema: { type: "object" },
-  setup: () => ({ capabilities: () => ({ chat: true }), chat: refuse, chatStream: refuse }),
-});
-`;
 
 let copy: CheckoutCopy;
 beforeAll(() => {

@@ -17,6 +17,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { copyCheckout, type CheckoutCopy } from "./helpers/checkout-copy.ts";
 import { signalGroup, startCommand } from "./helpers/run-process.ts";
+import { REFUSER_PLUGIN } from "./fixtures/refuser-plugin.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const PACKED = ["core", "plugins/provider-echo", "plugins/provider-openai", "plugins/storage-unstorage"];
@@ -215,21 +216,7 @@ export const wrong: ModelmuxConfig = { providers: 3 };
 
   it("a .ts plugin: a clear error naming tsx while it is not installed, loaded once it is", async () => {
     mkdirSync(join(project, "ts-plugin"));
-    writeFileSync(
-      join(project, "ts-plugin/refuser.ts"),
-      `import { defineProvider, invalidRequest } from "@modelmux/core";
-
-const refuse = async (): Promise<never> => {
-  throw invalidRequest("refused by a TypeScript plugin", { param: "messages" });
-};
-
-export default defineProvider({
-  name: "refuser",
-  optionsSchema: { type: "object" },
-  setup: () => ({ capabilities: () => ({ chat: true }), chat: refuse, chatStream: refuse }),
-});
-`,
-    );
+    writeFileSync(join(project, "ts-plugin/refuser.ts"), REFUSER_PLUGIN);
     writeFileSync(join(project, "ts-plugin/modelmux.yaml"), `auth: { api_keys: [{ key: ${KEY} }] }\nproviders:\n  refuser: { plugin: ./refuser.ts, models: [m-1] }\n`);
     const missing = await modelmux(["check", "--config", "ts-plugin/modelmux.yaml"]);
     expect(missing.code).toBe(1);

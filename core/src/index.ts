@@ -60,7 +60,7 @@ export {
   type UpstreamRequest,
   type UpstreamErrorReply,
 } from "./upstream-call.ts";
-export { readSseEventBatches, readSseEvents, type EventSourceMessage } from "./sse-parse.ts";
+export { readSseEventBatches, readSseEvents, type EventSourceMessage } from "./sse/read.ts";
 export { replyBody } from "./responses/reply-body.ts";
 export { withRawJson } from "./chat/raw-json.ts";
 export { parseJsonArgument, type JsonArgumentOptions } from "./utils/json-argument.ts";

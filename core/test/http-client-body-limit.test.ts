@@ -6,7 +6,7 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { createHttpClient, toBodyReadError } from "../src/http-client.ts";
-import { readSseEventBatches } from "../src/sse-parse.ts";
+import { readSseEventBatches } from "../src/sse/read.ts";
 import { UPSTREAM_BODY_TOO_LARGE } from "../src/upstream-body-limit.ts";
 import { BIG_CHUNKS, CHUNK, rejection, useHttpUpstream, within } from "./fixtures/http-upstream.ts";
 

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { toBodyReadError } from "../src/http-client.ts";
-import { readSseEventBatches } from "../src/sse-parse.ts";
+import { readSseEventBatches } from "../src/sse/read.ts";
 import { rejection, useHttpUpstream, within } from "./fixtures/http-upstream.ts";
 
 const t = useHttpUpstream();

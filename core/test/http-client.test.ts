@@ -11,7 +11,7 @@ import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { ModelmuxError } from "../src/errors.ts";
 import { createHttpClient, headerValue, toBodyReadError, type AbortHook, type AbortListener, type HttpBody, type HttpRequest } from "../src/http-client.ts";
-import { readSseEventBatches } from "../src/sse-parse.ts";
+import { readSseEventBatches } from "../src/sse/read.ts";
 import { BIG_CHUNKS, CHUNK, rejection, sleep, useHttpUpstream, within } from "./fixtures/http-upstream.ts";
 
 const t = useHttpUpstream();

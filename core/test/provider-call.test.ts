@@ -13,7 +13,7 @@ import type { Exchange } from "../src/http/exchange.ts";
 import { createLogger } from "../src/logger.ts";
 import type { ProviderCall } from "../src/plugin.ts";
 import { providerCall } from "../src/provider-call.ts";
-import { readSseEventBatches } from "../src/sse-parse.ts";
+import { readSseEventBatches } from "../src/sse/read.ts";
 import { sendUpstream } from "../src/upstream-call.ts";
 import { rejection, useHttpUpstream, within } from "./fixtures/http-upstream.ts";
 

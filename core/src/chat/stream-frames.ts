@@ -18,7 +18,7 @@
 import { toModelmuxError } from "../errors.ts";
 import { isConnectionFailure } from "../http-client.ts";
 import type { ChatStreamItem } from "../types/chat.ts";
-import { sseData } from "../utils/sse-write.ts";
+import { sseData } from "../sse/write.ts";
 import { ChunkCheck, DROP, parseEventData, RELAY_WITHOUT_TIER, type ChunkCheckOptions } from "./chunk-check.ts";
 import { MAX_UPSTREAM_DEPTH } from "../utils/json-nesting.ts";
 import { rawJsonOf } from "./raw-json.ts";

@@ -23,7 +23,7 @@ import { providerCall, type CoreCall } from "../provider-call.ts";
 import { acquireRateLimit, settleAfterStream, tokenReservation, type RateLimitGrant } from "../rate-limit/acquire.ts";
 import type { ChatCompletion, ChatCompletionWithoutUsage, ChatRequest, Usage } from "../types/chat.ts";
 import { readJsonBody } from "../utils/read-body.ts";
-import { SSE_HEADERS } from "../utils/sse-write.ts";
+import { SSE_HEADERS } from "../sse/write.ts";
 
 /** What both reply paths need; one object instead of a closure per value. */
 interface ChatCall {

@@ -19,7 +19,7 @@ import { openSseRelay, readReplyBytes } from "../responses/relay.ts";
 import { usageOfResponseText } from "../responses/usage.ts";
 import type { Usage } from "../types/chat.ts";
 import { readJsonBody } from "../utils/read-body.ts";
-import { SSE_HEADERS } from "../utils/sse-write.ts";
+import { SSE_HEADERS } from "../sse/write.ts";
 
 const EVENT_STREAM = /^text\/event-stream/i;
 

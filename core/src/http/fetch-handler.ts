@@ -5,7 +5,7 @@
  */
 import { bodyTooLarge } from "../errors.ts";
 import type { Logger } from "../logger.ts";
-import type { SseFrame } from "../utils/sse-write.ts";
+import type { SseFrame } from "../sse/write.ts";
 import { logAccess } from "./access-log.ts";
 import { errorReplyOf } from "./error-reply.ts";
 import { BaseExchange, requestIdFor, type Exchange } from "./exchange.ts";

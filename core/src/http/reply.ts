@@ -3,7 +3,7 @@
  * Node adapter straight to the socket, the fetch adapter as a `Response`). Three kinds: a JSON body
  * (already serialised), bytes with their content type, and a Server-Sent Events stream.
  */
-import type { SseFrame } from "../utils/sse-write.ts";
+import type { SseFrame } from "../sse/write.ts";
 
 /** The content type of every JSON reply, errors included. */
 export const JSON_TYPE = "application/json;charset=UTF-8";

@@ -19,10 +19,10 @@
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { ModelmuxError, upstreamError } from "../errors.ts";
 import type { HttpBody } from "../http-client.ts";
-import { hasData, lastDataEvent, SseBlocks } from "../sse-blocks.ts";
+import { hasData, lastDataEvent, SseBlocks } from "../sse/blocks.ts";
 import type { Usage } from "../types/chat.ts";
 import { bufferLimitOf, UpstreamBodyTooLarge } from "../upstream-body-limit.ts";
-import type { SseFrame } from "../utils/sse-write.ts";
+import type { SseFrame } from "../sse/write.ts";
 import { usageOfEventData } from "./usage.ts";
 
 /** The types of the events that end a responses stream (the openai SDK's `ResponseStreamEvent`). */

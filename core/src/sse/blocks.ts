@@ -10,7 +10,7 @@
  * bytes live in one buffer that grows by doubling. An event that never ends costs each of its
  * bytes a few copies, not a copy of everything held so far per read.
  */
-import { UpstreamBodyTooLarge } from "./upstream-body-limit.ts";
+import { UpstreamBodyTooLarge } from "../upstream-body-limit.ts";
 
 const LF = 10;
 const CR = 13;

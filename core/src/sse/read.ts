@@ -1,12 +1,12 @@
 /**
  * Reading Server-Sent Events from an upstream reply body, for provider plugins. The body's reads
- * are cut into whole events (`sse-blocks.ts`, which holds an incomplete event to the limit in
+ * are cut into whole events (`blocks.ts`, which holds an incomplete event to the limit in
  * bytes), and each block is parsed by eventsource-parser (async iteration only): no web streams.
  */
 import { createParser, type EventSourceMessage, type ParseError } from "eventsource-parser";
-import type { HttpBody } from "./http-client.ts";
-import { SseBlocks } from "./sse-blocks.ts";
-import { bufferLimitOf, UpstreamBodyTooLarge } from "./upstream-body-limit.ts";
+import type { HttpBody } from "../http-client.ts";
+import { SseBlocks } from "./blocks.ts";
+import { bufferLimitOf, UpstreamBodyTooLarge } from "../upstream-body-limit.ts";
 
 export type { EventSourceMessage };
 

@@ -10,14 +10,16 @@
  * bytes live in one buffer that grows by doubling. An event that never ends costs each of its
  * bytes a few copies, not a copy of everything held so far per read.
  */
-import { UpstreamBodyTooLarge } from "../upstream-body-limit.ts";
+import type { HttpBody } from "../http-client.ts";
+import { bufferLimitOf, UpstreamBodyTooLarge } from "../upstream-body-limit.ts";
+import { DONE_DATA } from "./tail.ts";
 
 const LF = 10;
 const CR = 13;
 const COLON = 58;
 const LF2 = Buffer.from("\n\n");
 const DATA = Buffer.from("data");
-const DONE = Buffer.from("data: [DONE]");
+const DONE = Buffer.from(`data: ${DONE_DATA}`);
 
 /** `bytes[i]`, reading back into `held[0, heldBytes)` for a negative `i`; -1 before both. */
 function byteAt(bytes: Buffer, i: number, held: Buffer | undefined, heldBytes: number): number {
@@ -57,7 +59,7 @@ export function lastEventEnd(bytes: Buffer, to = bytes.length): number {
 /**
  * The blocks of whole events of one stream, fed one read at a time (`push`, synchronous).
  * @example
- * const blocks = new SseBlocks(bufferLimitOf(body));
+ * const blocks = sseBlocksOf(body);
  * for await (const chunk of body) {
  *   const block = blocks.push(chunk); // whole events, or undefined while an event is incomplete
  *   if (block !== undefined) send(block);
@@ -162,6 +164,14 @@ export class SseBlocks {
     piece.copy(held, this.heldBytes);
     this.heldBytes = size;
   }
+}
+
+/**
+ * The blocks of `body`'s events, each event held to the body's limit (`bufferLimitOf`,
+ * `server.upstream_body_limit`): the one way the core cuts an upstream's SSE bytes.
+ */
+export function sseBlocksOf(body: HttpBody): SseBlocks {
+  return new SseBlocks(bufferLimitOf(body));
 }
 
 /**

@@ -3,22 +3,25 @@
  * are cut into whole events (`blocks.ts`, which holds an incomplete event to the limit in
  * bytes), and each block is parsed by eventsource-parser (async iteration only): no web streams.
  */
-import { createParser, type EventSourceMessage, type ParseError } from "eventsource-parser";
+import { createParser, type EventSourceMessage, type EventSourceParser, type ParseError } from "eventsource-parser";
 import type { HttpBody } from "../http-client.ts";
-import { SseBlocks } from "./blocks.ts";
 import { bufferLimitOf, UpstreamBodyTooLarge } from "../upstream-body-limit.ts";
+import { sseBlocksOf } from "./blocks.ts";
 
 export type { EventSourceMessage };
 
 /**
- * The `onError` of an eventsource-parser whose `maxBufferSize` is `limit` (a body's
- * `bufferLimitOf`): an event past it ends the stream with an `UpstreamBodyTooLarge` (502 naming
+ * An eventsource-parser for the events of `body`, each held to the body's limit (`bufferLimitOf`,
+ * `server.upstream_body_limit`): the one way the core makes a parser of upstream events. An event
+ * past the limit ends the stream with an `UpstreamBodyTooLarge` (502 naming
  * `server.upstream_body_limit`); other (field) errors are ignored, as the SSE spec says. The
  * parser counts UTF-16 units, never more than the bytes they came from: fed whole events cut by
- * `SseBlocks`, which holds an event to the limit in bytes, it is a backstop that never fires first.
+ * `SseBlocks` (`sseBlocksOf`), which holds an event to the same limit in bytes, it is a backstop
+ * that never fires first.
  */
-export function eventSizeGuard(limit: number): (error: ParseError) => void {
-  return throwIfTooLarge.bind(limit);
+export function createEventParser(body: HttpBody, onEvent: (event: EventSourceMessage) => void): EventSourceParser {
+  const limit = bufferLimitOf(body);
+  return createParser({ maxBufferSize: limit, onEvent, onError: throwIfTooLarge.bind(limit) });
 }
 
 function throwIfTooLarge(this: number, error: ParseError): void {
@@ -46,10 +49,9 @@ export async function* readSseEvents(body: HttpBody): AsyncGenerator<EventSource
  */
 export async function* readSseEventBatches(body: HttpBody): AsyncGenerator<EventSourceMessage[]> {
   const pending: EventSourceMessage[] = [];
-  const limit = bufferLimitOf(body);
   // No closures made per body: under tsx every named function made costs a `defineProperty`.
-  const parser = createParser({ maxBufferSize: limit, onEvent: pending.push.bind(pending), onError: eventSizeGuard(limit) });
-  const blocks = new SseBlocks(limit);
+  const parser = createEventParser(body, pending.push.bind(pending));
+  const blocks = sseBlocksOf(body);
   // Pulled by hand: `for await` would call `return()`, destroying the body, when the loop is left
   // early; see `release`.
   const chunks: AsyncIterator<Buffer | string> = body[Symbol.asyncIterator]();

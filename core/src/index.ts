@@ -49,8 +49,8 @@ export {
   type ErrorType,
   type ProviderErrorInit,
 } from "./errors.ts";
-export { createHttpClient, headerValue, toBodyReadError, toUpstreamError, type AbortHook, type AbortListener, type HttpBody, type HttpClient, type HttpRequest, type HttpResponse } from "./http-client.ts";
-export { bufferLimitOf, UpstreamBodyTooLarge } from "./http-client.ts";
+export { createHttpClient, headerValue, toBodyReadError, toUpstreamError, type AbortHook, type AbortListener, type HttpBody, type HttpClient, type HttpRequest, type HttpResponse } from "./upstream/client.ts";
+export { bufferLimitOf, UpstreamBodyTooLarge } from "./upstream/client.ts";
 export {
   postUpstream,
   sendUpstream,
@@ -61,7 +61,7 @@ export {
   type UpstreamErrorReply,
 } from "./upstream-call.ts";
 export { readSseEventBatches, readSseEvents, type EventSourceMessage } from "./sse/read.ts";
-export { replyBody } from "./responses/reply-body.ts";
+export { replyBody } from "./upstream/in-process-body.ts";
 export { withRawJson } from "./chat/raw-json.ts";
 export { parseJsonArgument, type JsonArgumentOptions } from "./utils/json-argument.ts";
 export { choiceCount } from "./chat/chunk-check.ts";

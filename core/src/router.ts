@@ -15,7 +15,7 @@ import { resolveOriginPolicy } from "./config/resolve-origin-policy.ts";
 import { resolveSwitchedOff } from "./config/resolve-switched-off.ts";
 import { createJwtVerifier } from "./auth/jwt.ts";
 import type { ModelmuxConfig } from "./config/types.ts";
-import { createHttpClient, type HttpClient } from "./http-client.ts";
+import { createHttpClient, type HttpClient } from "./upstream/client.ts";
 import { createDispatch } from "./http/dispatch.ts";
 import { createFetchHandler } from "./http/fetch-handler.ts";
 import { createH3App } from "./http/h3-app.ts";

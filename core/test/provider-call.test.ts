@@ -7,8 +7,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { upstreamError } from "../src/errors.ts";
-import { toBodyReadError } from "../src/http-client.ts";
-import { RequestAbort } from "../src/http/abort-hook.ts";
+import { toBodyReadError } from "../src/upstream/client.ts";
+import { RequestAbort } from "../src/http/request-abort.ts";
 import type { Exchange } from "../src/http/exchange.ts";
 import { createLogger } from "../src/logger.ts";
 import type { ProviderCall } from "../src/plugin.ts";

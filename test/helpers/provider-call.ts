@@ -37,7 +37,7 @@ import {
   type ProviderCall,
   type ProviderDefinition,
 } from "@modelmux/core";
-import { RequestAbort } from "../../core/src/http/abort-hook.ts";
+import { RequestAbort } from "../../core/src/http/request-abort.ts";
 import type { Exchange } from "../../core/src/http/exchange.ts";
 import { providerCall } from "../../core/src/provider-call.ts";
 

@@ -19,7 +19,7 @@
  */
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { upstreamError } from "../errors.ts";
-import { toBodyReadError } from "../http-client.ts";
+import { toBodyReadError } from "../upstream/client.ts";
 import type { ChatEventStream } from "../plugin.ts";
 import { sseBlocksOf, type SseBlocks } from "../sse/blocks.ts";
 import { createEventParser, wholeLines } from "../sse/read.ts";

@@ -15,7 +15,7 @@
  * second ends it too; the provider's upstream request is then cancelled (`FramedCall.cancel`), as
  * its read would otherwise wait for the provider's `timeout`.
  */
-import { isConnectionFailure } from "../http-client.ts";
+import { isConnectionFailure } from "../upstream/client.ts";
 import type { ChatStreamItem } from "../types/chat.ts";
 import { chatErrorFrame, DONE_FRAME } from "../sse/tail.ts";
 import { sseData } from "../sse/write.ts";

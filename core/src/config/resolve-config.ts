@@ -4,7 +4,7 @@
  */
 import { randomBytes } from "node:crypto";
 import type { ApiKeyEntry } from "../auth.ts";
-import { DEFAULT_UPSTREAM_BODY_LIMIT } from "../upstream-body-limit.ts";
+import { DEFAULT_UPSTREAM_BODY_LIMIT } from "../upstream/body-limit.ts";
 import { ConfigError } from "./config-error.ts";
 import type { ModelmuxConfig } from "./types.ts";
 import { parseSize, parseTimer } from "./units.ts";

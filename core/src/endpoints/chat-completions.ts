@@ -14,7 +14,7 @@ import { toProviderRequest } from "../chat/provider-request.ts";
 import { createCompletionAssembler } from "../chat/assemble-completion.ts";
 import { choiceCount } from "../chat/chunk-check.ts";
 import { invalidRequest, storageFailed } from "../errors.ts";
-import { toUpstreamError } from "../http-client.ts";
+import { toUpstreamError } from "../upstream/client.ts";
 import type { Exchange } from "../http/exchange.ts";
 import { jsonReply, jsonTextReply, sseReply, type Reply } from "../http/reply.ts";
 import type { ModelEntry } from "../models.ts";

@@ -7,7 +7,7 @@
 import type { AppContext } from "../app-context.ts";
 import { assertImageCapabilities } from "../capabilities.ts";
 import { invalidRequest, notFound, storageFailed, storageUnavailable } from "../errors.ts";
-import { toUpstreamError } from "../http-client.ts";
+import { toUpstreamError } from "../upstream/client.ts";
 import type { Exchange } from "../http/exchange.ts";
 import { publicOrigin } from "../http/public-origin.ts";
 import { bytesReply, jsonReply, type Reply } from "../http/reply.ts";

@@ -9,7 +9,7 @@
 import type { AppContext, ResponsesTarget } from "../app-context.ts";
 import { assertCapability } from "../capabilities.ts";
 import { invalidApiKey, invalidRequest, notFound } from "../errors.ts";
-import { toBodyReadError, toUpstreamError } from "../http-client.ts";
+import { toBodyReadError, toUpstreamError } from "../upstream/client.ts";
 import type { Exchange } from "../http/exchange.ts";
 import { bytesReply, sseReply, type Reply } from "../http/reply.ts";
 import type { ForwardReply, ForwardRequest } from "../plugin.ts";

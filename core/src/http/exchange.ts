@@ -7,7 +7,8 @@
 import { randomUUID } from "node:crypto";
 import type { Principal } from "../auth.ts";
 import type { Usage } from "../types/chat.ts";
-import { RequestAbort, type AbortHook } from "./abort-hook.ts";
+import type { AbortHook } from "../upstream/call-abort.ts";
+import { RequestAbort } from "./request-abort.ts";
 
 export interface Exchange {
   readonly method: string;

@@ -18,11 +18,11 @@
  */
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { ModelmuxError, upstreamError } from "../errors.ts";
-import type { HttpBody } from "../http-client.ts";
+import type { HttpBody } from "../upstream/client.ts";
 import { hasData, lastDataEvent, sseBlocksOf, type SseBlocks } from "../sse/blocks.ts";
 import { responsesErrorFrame } from "../sse/tail.ts";
 import type { Usage } from "../types/chat.ts";
-import { bufferLimitOf, UpstreamBodyTooLarge } from "../upstream-body-limit.ts";
+import { bufferLimitOf, UpstreamBodyTooLarge } from "../upstream/body-limit.ts";
 import type { SseFrame } from "../sse/write.ts";
 import { usageOfEventData } from "./usage.ts";
 

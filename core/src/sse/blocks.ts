@@ -10,8 +10,8 @@
  * bytes live in one buffer that grows by doubling. An event that never ends costs each of its
  * bytes a few copies, not a copy of everything held so far per read.
  */
-import type { HttpBody } from "../http-client.ts";
-import { bufferLimitOf, UpstreamBodyTooLarge } from "../upstream-body-limit.ts";
+import type { HttpBody } from "../upstream/client.ts";
+import { bufferLimitOf, UpstreamBodyTooLarge } from "../upstream/body-limit.ts";
 import { DONE_DATA } from "./tail.ts";
 
 const LF = 10;

@@ -4,8 +4,8 @@
  * bytes), and each block is parsed by eventsource-parser (async iteration only): no web streams.
  */
 import { createParser, type EventSourceMessage, type EventSourceParser, type ParseError } from "eventsource-parser";
-import type { HttpBody } from "../http-client.ts";
-import { bufferLimitOf, UpstreamBodyTooLarge } from "../upstream-body-limit.ts";
+import type { HttpBody } from "../upstream/client.ts";
+import { bufferLimitOf, UpstreamBodyTooLarge } from "../upstream/body-limit.ts";
 import { sseBlocksOf } from "./blocks.ts";
 
 export type { EventSourceMessage };

@@ -1,19 +1,19 @@
 /**
  * The core's HTTP client for upstream calls, on undici's dispatcher API over one keep-alive Agent (a
- * connection pool per origin): one small handler object per request (`http-dispatch.ts`) and a
- * light body (`http-body.ts`) instead of `undici.request()`'s promise layers and Readable body. On
+ * connection pool per origin): one small handler object per request (`undici-handler.ts`) and a
+ * light body (`reply-body.ts`) instead of `undici.request()`'s promise layers and Readable body. On
  * Node 20 this is far cheaper than the global fetch and its web streams, and cheaper than
  * `undici.request()`. Tests and embedders may hand plugins any object with the same `request` method.
  */
 import { Agent, UndiciError } from "./undici-parts.ts";
-import { ModelmuxError, upstreamError, upstreamTimeout } from "./errors.ts";
-import { MAX_TIMER_MS } from "./config/units.ts";
-import { abortReasonOf, DEADLINE_CODE, DispatchedRequest } from "./http-dispatch.ts";
-import type { AbortHook } from "./http/abort-hook.ts";
-import { DEFAULT_UPSTREAM_BODY_LIMIT, UPSTREAM_BODY_TOO_LARGE, type UpstreamBodyTooLarge } from "./upstream-body-limit.ts";
+import { ModelmuxError, upstreamError, upstreamTimeout } from "../errors.ts";
+import { MAX_TIMER_MS } from "../config/units.ts";
+import { abortReasonOf, DEADLINE_CODE, DispatchedRequest } from "./undici-handler.ts";
+import type { AbortHook } from "./call-abort.ts";
+import { DEFAULT_UPSTREAM_BODY_LIMIT, UPSTREAM_BODY_TOO_LARGE, type UpstreamBodyTooLarge } from "./body-limit.ts";
 
-export { bufferLimitOf, DEFAULT_UPSTREAM_BODY_LIMIT, UpstreamBodyTooLarge } from "./upstream-body-limit.ts";
-export type { AbortHook, AbortListener } from "./http/abort-hook.ts";
+export { bufferLimitOf, DEFAULT_UPSTREAM_BODY_LIMIT, UpstreamBodyTooLarge } from "./body-limit.ts";
+export type { AbortHook, AbortListener } from "./call-abort.ts";
 
 export interface HttpRequest {
   url: string;

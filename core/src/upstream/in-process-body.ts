@@ -3,7 +3,7 @@
  * plugin's cache): the same shape as an HTTP client's body, so the core relays it the same way.
  */
 import { Readable } from "node:stream";
-import type { HttpBody } from "../http-client.ts";
+import type { HttpBody } from "./client.ts";
 
 /**
  * An `HttpBody` yielding `chunks` in order, as bytes.

@@ -17,10 +17,10 @@
  * limit: no deadline, and undici's timers are off too.
  */
 import type { Dispatcher } from "undici";
-import { MAX_TIMER_MS } from "./config/units.ts";
-import { abortError, StreamedBody, type BodySource } from "./http-body.ts";
-import type { AbortListener, HttpBody, HttpRequest, HttpResponse } from "./http-client.ts";
-import { promiseOn, type Settlers } from "./utils/promise-on.ts";
+import { MAX_TIMER_MS } from "../config/units.ts";
+import { abortError, StreamedBody, type BodySource } from "./reply-body.ts";
+import type { AbortListener, HttpBody, HttpRequest, HttpResponse } from "./client.ts";
+import { promiseOn, type Settlers } from "../utils/promise-on.ts";
 
 /** Turns a failure before the reply's headers into what the caller's promise rejects with. */
 export type RequestFailureMapper = (error: unknown, request: HttpRequest, timeoutMs: number) => unknown;

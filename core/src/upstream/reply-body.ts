@@ -3,12 +3,12 @@
  * async iteration and `text()` read. Lighter than undici's `BodyReadable` (a Node Readable, with
  * its events, buffer list and promise per layer): a small JSON reply that arrived in one socket read
  * costs its `text()` one `toString` and one resolved promise. What a reader may call is `HttpBody`
- * (`http-client.ts`).
+ * (`client.ts`).
  */
-import type { HttpBody } from "./http-client.ts";
-import { UpstreamBodyTooLarge } from "./upstream-body-limit.ts";
-import { deliverSoon, type Deliverable } from "./utils/deliver-soon.ts";
-import { promiseOn, type Settlers } from "./utils/promise-on.ts";
+import type { HttpBody } from "./client.ts";
+import { UpstreamBodyTooLarge } from "./body-limit.ts";
+import { deliverSoon, type Deliverable } from "../utils/deliver-soon.ts";
+import { promiseOn, type Settlers } from "../utils/promise-on.ts";
 
 /** What a body needs from the request it belongs to. */
 export interface BodySource {

@@ -5,7 +5,7 @@
  * itself); after that, each gap. A timeout of 0 is no limit.
  */
 import { describe, expect, it } from "vitest";
-import { toBodyReadError } from "../src/http-client.ts";
+import { toBodyReadError } from "../src/upstream/client.ts";
 import { readSseEventBatches } from "../src/sse/read.ts";
 import { rejection, useHttpUpstream, within } from "./fixtures/http-upstream.ts";
 

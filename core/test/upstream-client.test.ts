@@ -3,14 +3,14 @@
  * (`fixtures/http-upstream.ts`): replies and their headers, a body streamed with backpressure,
  * timeouts and broken connections mapped to 504/502, the caller's abort (an `AbortHook` or an
  * `AbortSignal`) before, during and after a reply, a body left early, and the SSE reader on top of
- * it. Its limits are in `http-client-body-limit.test.ts` and `http-client-deadline.test.ts`.
+ * it. Its limits are in `upstream-client-body-limit.test.ts` and `upstream-client-deadline.test.ts`.
  */
 import { getEventListeners } from "node:events";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { ModelmuxError } from "../src/errors.ts";
-import { createHttpClient, headerValue, toBodyReadError, type AbortHook, type AbortListener, type HttpBody, type HttpRequest } from "../src/http-client.ts";
+import { createHttpClient, headerValue, toBodyReadError, type AbortHook, type AbortListener, type HttpBody, type HttpRequest } from "../src/upstream/client.ts";
 import { readSseEventBatches } from "../src/sse/read.ts";
 import { BIG_CHUNKS, CHUNK, rejection, sleep, useHttpUpstream, within } from "./fixtures/http-upstream.ts";
 

@@ -3,7 +3,7 @@
  * once, in bytes on every path: a whole JSON or error body, one SSE event. Its default, how a
  * reader finds it on a body, and the error a reader stops with past it.
  */
-import type { HttpBody } from "./http-client.ts";
+import type { HttpBody } from "./client.ts";
 
 /** The default of `server.upstream_body_limit`: 64 MiB. */
 export const DEFAULT_UPSTREAM_BODY_LIMIT = 64 * 1024 * 1024;

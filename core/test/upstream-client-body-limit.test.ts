@@ -5,9 +5,9 @@
  * their request closed; a body read by iteration, as a stream, is not limited as a whole.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { createHttpClient, toBodyReadError } from "../src/http-client.ts";
+import { createHttpClient, toBodyReadError } from "../src/upstream/client.ts";
 import { readSseEventBatches } from "../src/sse/read.ts";
-import { UPSTREAM_BODY_TOO_LARGE } from "../src/upstream-body-limit.ts";
+import { UPSTREAM_BODY_TOO_LARGE } from "../src/upstream/body-limit.ts";
 import { BIG_CHUNKS, CHUNK, rejection, useHttpUpstream, within } from "./fixtures/http-upstream.ts";
 
 const t = useHttpUpstream();

@@ -2,7 +2,9 @@
  * "The client went away", told to whoever waits on an upstream call. An `AbortController` with a
  * listener costs about 2.5 µs per request (more than parsing and serialising a chat body), so the
  * core keeps this small hook per request instead and makes an `AbortSignal` only when someone asks
- * for one (`Exchange.signal`, `ProviderCall.signal`).
+ * for one (`Exchange.signal`, `ProviderCall.signal`). The request's hook is
+ * `http/request-abort.ts`; here are the hook the upstream client listens to, and the hook of one
+ * provider call, which follows the request's.
  */
 
 /** Told once when the caller goes away. An object, not a function: a handler class implements it, no closure per call. */
@@ -19,54 +21,13 @@ export interface AbortHook {
 }
 
 /** An `AbortListener` that aborts a controller: how a lazily made `AbortSignal` follows a hook. */
-class ControllerListener implements AbortListener {
+export class ControllerListener implements AbortListener {
   readonly controller = new AbortController();
   /** `call`: the hook of a provider call, which the core may end itself (`CallAbort.end`). */
   constructor(private readonly call?: CallAbort) {}
   onAbort(): void {
     const message = this.call?.ended ? "The router stopped reading the reply." : "The client closed the connection.";
     this.controller.abort(Object.assign(new Error(message), { name: "AbortError" }));
-  }
-}
-
-/**
- * The hook of one request: a flag and a short list of listeners (usually none or one), and the
- * `AbortSignal` that follows it, made on first use.
- */
-export class RequestAbort implements AbortHook {
-  aborted = false;
-  private listeners: AbortListener[] | undefined;
-  private signalListener: ControllerListener | undefined;
-
-  addAbortListener(listener: AbortListener): void {
-    if (this.aborted) {
-      listener.onAbort();
-      return;
-    }
-    (this.listeners ??= []).push(listener);
-  }
-
-  removeAbortListener(listener: AbortListener): void {
-    const at = this.listeners?.indexOf(listener) ?? -1;
-    if (at >= 0) this.listeners!.splice(at, 1);
-  }
-
-  /** Marks the request abandoned and tells every listener, once. */
-  abort(): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    const listeners = this.listeners;
-    this.listeners = undefined;
-    if (listeners) for (const listener of listeners) listener.onAbort();
-  }
-
-  /** An `AbortSignal` that aborts with this hook, for code that takes only signals. */
-  get signal(): AbortSignal {
-    if (!this.signalListener) {
-      this.signalListener = new ControllerListener();
-      this.addAbortListener(this.signalListener);
-    }
-    return this.signalListener.controller.signal;
   }
 }
 

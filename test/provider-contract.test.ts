@@ -10,7 +10,7 @@ import { describe, expect, it, vi } from "vitest";
 import { createLogger, createRouter, defineProvider, replyBody, type ChatCompletionChunk, type ChatStreamItem, type Provider, type Router } from "@modelmux/core";
 import { readSseData } from "@modelmux/core/testing";
 import { ConfigError } from "../core/src/config/config-error.ts";
-import { RequestAbort } from "../core/src/http/request-abort.ts";
+import { RequestAbort } from "../core/src/server/request-abort.ts";
 import { CallAbort } from "../core/src/upstream/call-abort.ts";
 import { startFakeAnthropic } from "./fixtures/fake-anthropic.ts";
 import { startFakeGemini } from "./fixtures/fake-gemini.ts";

@@ -2,7 +2,7 @@
  * @modelmux/core: the public API for embedding the router and for writing plugins.
  */
 export { createRouter, type Router, type RouterOptions } from "./router.ts";
-export { startServer, type RunningServer } from "./server.ts";
+export { startServer, type RunningServer } from "./server/listen.ts";
 export { loadConfigFile, readConfigFile, type ConfigFile, type LoadedConfigFile } from "./config/load-config.ts";
 export { ConfigError } from "./config/config-error.ts";
 export { createLogger, type Logger, type LoggerOptions } from "./logger.ts";

@@ -14,7 +14,7 @@
 import { StreamedBody, type BodySource } from "./upstream/reply-body.ts";
 import type { HttpBody } from "./upstream/client.ts";
 import { CallAbort } from "./upstream/call-abort.ts";
-import type { Exchange } from "./http/exchange.ts";
+import type { Exchange } from "./server/exchange.ts";
 import type { ProviderCall } from "./plugin.ts";
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { RequestAbort } from "../src/http/request-abort.ts";
+import { RequestAbort } from "../src/server/request-abort.ts";
 import { CallAbort, type AbortListener } from "../src/upstream/call-abort.ts";
 
 /** A listener that counts its calls. */

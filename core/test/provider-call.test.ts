@@ -8,8 +8,8 @@
 import { describe, expect, it } from "vitest";
 import { upstreamError } from "../src/errors.ts";
 import { toBodyReadError } from "../src/upstream/client.ts";
-import { RequestAbort } from "../src/http/request-abort.ts";
-import type { Exchange } from "../src/http/exchange.ts";
+import { RequestAbort } from "../src/server/request-abort.ts";
+import type { Exchange } from "../src/server/exchange.ts";
 import { createLogger } from "../src/logger.ts";
 import type { ProviderCall } from "../src/plugin.ts";
 import { providerCall } from "../src/provider-call.ts";

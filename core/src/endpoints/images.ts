@@ -8,14 +8,14 @@ import type { AppContext } from "../app-context.ts";
 import { assertImageCapabilities } from "../capabilities.ts";
 import { invalidRequest, notFound, storageFailed, storageUnavailable } from "../errors.ts";
 import { toUpstreamError } from "../upstream/client.ts";
-import type { Exchange } from "../http/exchange.ts";
-import { publicOrigin } from "../http/public-origin.ts";
-import { bytesReply, jsonReply, type Reply } from "../http/reply.ts";
+import type { Exchange } from "../server/exchange.ts";
+import { publicOrigin } from "../server/public-origin.ts";
+import { bytesReply, jsonReply, type Reply } from "../server/reply.ts";
 import { IMAGE_FILES_PATH, sniffImageType } from "../images/image-store.ts";
 import { providerCall } from "../provider-call.ts";
 import { acquireRateLimit } from "../rate-limit/acquire.ts";
 import type { ImagesResponse } from "../types/images.ts";
-import { readJsonBody } from "../utils/read-body.ts";
+import { readJsonBody } from "../server/read-body.ts";
 
 export function createImageHandlers(ctx: AppContext) {
   /** Swaps each base64 image for a URL on this router. */

@@ -3,7 +3,7 @@
  * work, OpenAI's (docs/interface.md, "Models and capabilities"). The list depends only on the
  * config, so its JSON is made once at start-up.
  */
-import { jsonTextReply, type Reply } from "../http/reply.ts";
+import { jsonTextReply, type Reply } from "../server/reply.ts";
 import type { ModelEntry } from "../models.ts";
 
 export function modelsListBody(entries: readonly ModelEntry[], startedAt: Date): string {

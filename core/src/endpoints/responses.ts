@@ -10,15 +10,15 @@ import type { AppContext, ResponsesTarget } from "../app-context.ts";
 import { assertCapability } from "../capabilities.ts";
 import { invalidApiKey, invalidRequest, notFound } from "../errors.ts";
 import { toBodyReadError, toUpstreamError } from "../upstream/client.ts";
-import type { Exchange } from "../http/exchange.ts";
-import { bytesReply, sseReply, type Reply } from "../http/reply.ts";
+import type { Exchange } from "../server/exchange.ts";
+import { bytesReply, sseReply, type Reply } from "../server/reply.ts";
 import type { ForwardReply, ForwardRequest } from "../plugin.ts";
 import { providerCall } from "../provider-call.ts";
 import { acquireRateLimit, settleAfterStream, tokenReservation, type TokenReservation } from "../rate-limit/acquire.ts";
 import { openSseRelay, readReplyBytes } from "../responses/relay.ts";
 import { usageOfResponseText } from "../responses/usage.ts";
 import type { Usage } from "../types/chat.ts";
-import { readJsonBody } from "../utils/read-body.ts";
+import { readJsonBody } from "../server/read-body.ts";
 import { SSE_HEADERS } from "../sse/write.ts";
 
 const EVENT_STREAM = /^text\/event-stream/i;

@@ -8,13 +8,13 @@
  * "Stored completions"). A storage call that fails or runs out of time is `storage_error`.
  */
 import type { AppContext } from "../app-context.ts";
-import { completionOwnerOf } from "../auth.ts";
+import { completionOwnerOf } from "../server/auth/authenticate.ts";
 import { completionView, messageView } from "../chat/stored-view.ts";
 import { invalidRequest, notFound, storageUnavailable } from "../errors.ts";
-import type { Exchange } from "../http/exchange.ts";
-import { jsonReply, type Reply } from "../http/reply.ts";
+import type { Exchange } from "../server/exchange.ts";
+import { jsonReply, type Reply } from "../server/reply.ts";
 import type { Storage, StoredCompletion } from "../plugin.ts";
-import { readJsonBody } from "../utils/read-body.ts";
+import { readJsonBody } from "../server/read-body.ts";
 import { parseCompletionsQuery, parseListQuery } from "../utils/list-query.ts";
 
 function storageOf(ctx: AppContext): Storage {

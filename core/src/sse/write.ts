@@ -1,7 +1,7 @@
 /**
  * Server-Sent Events as the client gets them: the reply headers and the `data:` frame. The adapters
- * write the frames (`http/node-sse-reply.ts` straight to the socket, batched per tick, with
- * backpressure; `http/fetch-handler.ts` as a pulled `ReadableStream`).
+ * write the frames (`server/node-sse-reply.ts` straight to the socket, batched per tick, with
+ * backpressure; `server/fetch-handler.ts` as a pulled `ReadableStream`).
  */
 
 export const SSE_HEADERS: Readonly<Record<string, string>> = {

@@ -3,7 +3,7 @@
  * listener costs about 2.5 µs per request (more than parsing and serialising a chat body), so the
  * core keeps this small hook per request instead and makes an `AbortSignal` only when someone asks
  * for one (`Exchange.signal`, `ProviderCall.signal`). The request's hook is
- * `http/request-abort.ts`; here are the hook the upstream client listens to, and the hook of one
+ * `server/request-abort.ts`; here are the hook the upstream client listens to, and the hook of one
  * provider call, which follows the request's.
  */
 

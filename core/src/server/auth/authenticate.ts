@@ -4,12 +4,12 @@
  * - API keys, kept as SHA-256 digests: the lookup compares digests, so timing reveals nothing about
  *   a key, and the key itself is never stored in a structure that might be logged. Synchronous.
  * - identity-provider tokens (`auth.jwt`): a Bearer value that is not a configured key and has the
- *   shape of a JWT is verified against the provider's JWKS (`auth/jwt.ts`). Asynchronous.
+ *   shape of a JWT is verified against the provider's JWKS (`jwt.ts`). Asynchronous.
  */
 import { hash, timingSafeEqual } from "node:crypto";
-import { looksLikeJwt, type VerifyJwt } from "./auth/jwt.ts";
-import { invalidApiKey } from "./errors.ts";
-import type { CompletionOwner } from "./plugin.ts";
+import { looksLikeJwt, type VerifyJwt } from "./jwt.ts";
+import { invalidApiKey } from "../../errors.ts";
+import type { CompletionOwner } from "../../plugin.ts";
 
 /** Who is calling: the scopes rate limits and logs use. */
 export interface Principal {

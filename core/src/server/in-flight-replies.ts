@@ -1,5 +1,5 @@
 /**
- * The replies a server has in flight, for its graceful stop (`server.ts`): a list threaded through
+ * The replies a server has in flight, for its graceful stop (`listen.ts`): a list threaded through
  * the responses themselves, so that adding and removing one stores nothing anywhere else.
  *
  * Not a `Set`: one that every request passes through kept most of each request's objects (its

@@ -2,7 +2,7 @@
  * The steps every request takes before its endpoint, the same for both adapters: authentication
  * on `/v1/` paths (docs/interface.md, "Authentication"; `/healthz` and image URLs need none), then the route table.
  */
-import type { Authenticate } from "../auth.ts";
+import type { Authenticate } from "./auth/authenticate.ts";
 import type { Exchange } from "./exchange.ts";
 import type { Reply } from "./reply.ts";
 import type { RouteTable } from "./route-table.ts";

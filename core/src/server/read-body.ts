@@ -6,9 +6,9 @@
  * checks hold before any other work.
  */
 import { bodyTooLarge, invalidRequest, unsupportedMediaType } from "../errors.ts";
-import type { Exchange } from "../http/exchange.ts";
-import { findExcessNesting, MAX_BODY_DEPTH, nestingPath } from "./json-nesting.ts";
-import { findJsonSyntaxError } from "./json-syntax-error.ts";
+import type { Exchange } from "./exchange.ts";
+import { findExcessNesting, MAX_BODY_DEPTH, nestingPath } from "../utils/json-nesting.ts";
+import { findJsonSyntaxError } from "../utils/json-syntax-error.ts";
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 

@@ -10,7 +10,7 @@ import { isIPv4, type Socket } from "node:net";
 import type { TLSSocket } from "node:tls";
 import type { Logger } from "../logger.ts";
 import { logAccess } from "./access-log.ts";
-import { replyThenDrain } from "./drain-request.ts";
+import { replyThenDrain } from "./node-drain-request.ts";
 import { CLIENT_CLOSED, errorReplyOf } from "./error-reply.ts";
 import { BaseExchange, requestIdFor, type Exchange } from "./exchange.ts";
 import { endWritten, WRITE_PIECE_BYTES, WRITE_TIMEOUT_CLOSED, writeBody } from "./node-reply-stall.ts";
@@ -22,7 +22,7 @@ import { JSON_TYPE, type Reply } from "./reply.ts";
 
 /** What the adapter needs of the router. */
 export interface NodeAdapterContext {
-  /** Authenticates, routes and runs the endpoint (`dispatch.ts`); throws for an error reply. */
+  /** Authenticates, routes and runs the endpoint (`auth-and-route.ts`); throws for an error reply. */
   dispatch(x: Exchange): Promise<Reply>;
   logger: Logger;
   /** `server.write_timeout`: how long a reply may wait for its client to take more of it; 0 is no limit. */

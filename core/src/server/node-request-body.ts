@@ -48,7 +48,7 @@ function onBodyData(this: ReadingRequest, chunk: Buffer): void {
   read.size += chunk.length;
   if (read.size > read.limit) {
     endBodyRead(this);
-    // Stop reading: the rest is never buffered, only drained once the 413 is out (drain-request.ts).
+    // Stop reading: the rest is never buffered, only drained once the 413 is out (node-drain-request.ts).
     this.pause();
     read.reject(bodyTooLarge(read.limit));
     return;

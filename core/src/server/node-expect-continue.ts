@@ -4,7 +4,7 @@
  * 1 MB). node writes the 100 at once by default, so a request refused anyway (no key, a declared
  * `content-length` over `server.body_limit`) would still have its whole body uploaded, only to be
  * read and thrown away. Here the 100 is written when the body is first read, after every check made
- * before reading (`utils/read-body.ts`): a request refused before then gets its reply without a
+ * before reading (`read-body.ts`): a request refused before then gets its reply without a
  * 100, and its connection is closed, since its client, which never sent the body, cannot go on.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";

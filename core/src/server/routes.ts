@@ -1,17 +1,17 @@
 /**
  * The router's routes: every path it serves, with its handler per method. Both adapters (Node and
  * fetch) serve this one table; GET paths answer HEAD too (load balancers' health checks use it),
- * except the forwarded responses API. Authentication applies to `/v1/` paths (`http/dispatch.ts`).
+ * except the forwarded responses API. Authentication applies to `/v1/` paths (`auth-and-route.ts`).
  */
-import type { AppContext } from "./app-context.ts";
-import { createChatCompletionHandler } from "./endpoints/chat-completions.ts";
-import { createImageHandlers } from "./endpoints/images.ts";
-import { createModelsHandler } from "./endpoints/models.ts";
-import { createResponsesHandlers } from "./endpoints/responses.ts";
-import { createStoredCompletionHandlers } from "./endpoints/stored-completions.ts";
-import { jsonTextReply } from "./http/reply.ts";
-import type { Handler, Route } from "./http/route-table.ts";
-import { IMAGE_FILES_PATH } from "./images/image-store.ts";
+import type { AppContext } from "../app-context.ts";
+import { createChatCompletionHandler } from "../endpoints/chat-completions.ts";
+import { createImageHandlers } from "../endpoints/images.ts";
+import { createModelsHandler } from "../endpoints/models.ts";
+import { createResponsesHandlers } from "../endpoints/responses.ts";
+import { createStoredCompletionHandlers } from "../endpoints/stored-completions.ts";
+import { jsonTextReply } from "./reply.ts";
+import type { Handler, Route } from "./route-table.ts";
+import { IMAGE_FILES_PATH } from "../images/image-store.ts";
 
 const HEALTHY = jsonTextReply('{"status":"ok"}');
 

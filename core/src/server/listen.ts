@@ -7,11 +7,11 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { expectationFailed, invalidRequest } from "./errors.ts";
-import { InFlightReplies } from "./http/in-flight-replies.ts";
-import { deferContinue } from "./http/node-expect-continue.ts";
-import { createClientErrorListener, refuse } from "./http/node-refusals.ts";
-import type { Router } from "./router.ts";
+import { expectationFailed, invalidRequest } from "../errors.ts";
+import { InFlightReplies } from "./in-flight-replies.ts";
+import { deferContinue } from "./node-expect-continue.ts";
+import { createClientErrorListener, refuse } from "./node-refusals.ts";
+import type { Router } from "../router.ts";
 
 export interface RunningServer {
   server: Server;

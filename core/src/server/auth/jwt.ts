@@ -8,7 +8,7 @@
  */
 import type { ConsolaInstance } from "consola";
 import type { JWTPayload } from "jose";
-import { invalidApiKey, type ModelmuxError } from "../errors.ts";
+import { invalidApiKey, type ModelmuxError } from "../../errors.ts";
 
 /** jose is imported only when `auth.jwt` is configured: a router without JWTs never loads it. */
 type Jose = typeof import("jose");

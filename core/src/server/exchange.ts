@@ -5,7 +5,7 @@
  * no endpoint touches a runtime object.
  */
 import { randomUUID } from "node:crypto";
-import type { Principal } from "../auth.ts";
+import type { Principal } from "./auth/authenticate.ts";
 import type { Usage } from "../types/chat.ts";
 import type { AbortHook } from "../upstream/call-abort.ts";
 import { RequestAbort } from "./request-abort.ts";

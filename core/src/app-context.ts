@@ -5,7 +5,7 @@ import type { ConsolaInstance } from "consola";
 import type { Authenticate } from "./server/auth/authenticate.ts";
 import type { OriginPolicy } from "./server/public-origin.ts";
 import type { ImageStore } from "./images/image-store.ts";
-import type { ModelTable } from "./models.ts";
+import type { ModelTable } from "./models/model-table.ts";
 import type { Provider, Storage } from "./plugin.ts";
 import type { RateLimits } from "./rate-limit/acquire.ts";
 import type { RequestValidators } from "./validation/request-validators.ts";

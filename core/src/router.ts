@@ -23,7 +23,7 @@ import { createNodeHandler } from "./server/node-handler.ts";
 import { createRouteTable } from "./server/route-table.ts";
 import { createImageStore } from "./images/image-store.ts";
 import { createLogger, type Logger } from "./logger.ts";
-import { buildModelTable, type ModelTable } from "./models.ts";
+import { buildModelTable, type ModelTable } from "./models/model-table.ts";
 import type { PluginDefinition, Storage } from "./plugin.ts";
 import { setupProviders } from "./plugins/setup-providers.ts";
 import { setupStorage } from "./plugins/setup-storage.ts";

@@ -17,7 +17,7 @@ import { invalidRequest, storageFailed } from "../errors.ts";
 import { toUpstreamError } from "../upstream/client.ts";
 import type { Exchange } from "../server/exchange.ts";
 import { jsonReply, jsonTextReply, sseReply, type Reply } from "../server/reply.ts";
-import type { ModelEntry } from "../models.ts";
+import type { ModelEntry } from "../models/model-table.ts";
 import type { Storage } from "../plugin.ts";
 import { providerCall, type CoreCall } from "../provider-call.ts";
 import { acquireRateLimit, settleAfterStream, tokenReservation, type RateLimitGrant } from "../rate-limit/acquire.ts";

@@ -8,7 +8,7 @@ import { ConfigError } from "../config/config-error.ts";
 import { PROVIDER_CORE_KEYS, type ModelmuxConfig, type ProviderConfig } from "../config/types.ts";
 import { parseTimer } from "../config/units.ts";
 import type { HttpClient } from "../upstream/client.ts";
-import type { ProviderModels } from "../models.ts";
+import type { ProviderModels } from "../models/model-table.ts";
 import type { PluginDefinition, Provider, ProviderDefinition } from "../plugin.ts";
 import { createAjv, formatAjvError } from "../validation/ajv.ts";
 import { loadPlugin } from "./load-plugin.ts";

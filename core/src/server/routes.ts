@@ -5,10 +5,10 @@
  */
 import type { AppContext } from "../app-context.ts";
 import { createChatCompletionHandler } from "../endpoints/chat-completions.ts";
-import { createImageHandlers } from "../endpoints/images.ts";
-import { createModelsHandler } from "../endpoints/models.ts";
-import { createResponsesHandlers } from "../endpoints/responses.ts";
-import { createStoredCompletionHandlers } from "../endpoints/stored-completions.ts";
+import { createImageHandlers } from "../images/endpoint.ts";
+import { createModelsHandler } from "../models/endpoint.ts";
+import { createResponsesHandlers } from "../responses/endpoint.ts";
+import { createStoredCompletionHandlers } from "../stored/endpoint.ts";
 import { jsonTextReply } from "./reply.ts";
 import type { Handler, Route } from "./route-table.ts";
 import { IMAGE_FILES_PATH } from "../images/image-store.ts";

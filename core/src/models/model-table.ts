@@ -3,10 +3,10 @@
  * instance, its merged capability map, and the aliases that point at it (docs/interface.md,
  * "Models and capabilities").
  */
-import { mergeCapabilities, type Capabilities } from "./capabilities.ts";
-import { modelNotFound, modelSwitchedOff } from "./errors.ts";
-import type { Provider } from "./plugin.ts";
-import type { ImageOption } from "./types/images.ts";
+import { mergeCapabilities, type Capabilities } from "../capabilities.ts";
+import { modelNotFound, modelSwitchedOff } from "../errors.ts";
+import type { Provider } from "../plugin.ts";
+import type { ImageOption } from "../types/images.ts";
 
 export interface ModelEntry {
   /** The public name, `provider/model`. */

@@ -4,7 +4,7 @@
  * config, so its JSON is made once at start-up.
  */
 import { jsonTextReply, type Reply } from "../server/reply.ts";
-import type { ModelEntry } from "../models.ts";
+import type { ModelEntry } from "./model-table.ts";
 
 export function modelsListBody(entries: readonly ModelEntry[], startedAt: Date): string {
   const created = Math.floor(startedAt.getTime() / 1000);

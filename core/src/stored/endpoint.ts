@@ -9,13 +9,13 @@
  */
 import type { AppContext } from "../app-context.ts";
 import { completionOwnerOf } from "../server/auth/authenticate.ts";
-import { completionView, messageView } from "../chat/stored-view.ts";
+import { completionView, messageView } from "./view.ts";
 import { invalidRequest, notFound, storageUnavailable } from "../errors.ts";
 import type { Exchange } from "../server/exchange.ts";
 import { jsonReply, type Reply } from "../server/reply.ts";
 import type { Storage, StoredCompletion } from "../plugin.ts";
 import { readJsonBody } from "../server/read-body.ts";
-import { parseCompletionsQuery, parseListQuery } from "../utils/list-query.ts";
+import { parseCompletionsQuery, parseListQuery } from "./list-query.ts";
 
 function storageOf(ctx: AppContext): Storage {
   if (!ctx.storage) {

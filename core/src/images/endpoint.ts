@@ -11,7 +11,7 @@ import { toUpstreamError } from "../upstream/client.ts";
 import type { Exchange } from "../server/exchange.ts";
 import { publicOrigin } from "../server/public-origin.ts";
 import { bytesReply, jsonReply, type Reply } from "../server/reply.ts";
-import { IMAGE_FILES_PATH, sniffImageType } from "../images/image-store.ts";
+import { IMAGE_FILES_PATH, sniffImageType } from "./image-store.ts";
 import { providerCall } from "../provider-call.ts";
 import { acquireRateLimit } from "../rate-limit/acquire.ts";
 import type { ImagesResponse } from "../types/images.ts";

@@ -17,7 +17,7 @@ import { resolveJwt } from "../core/src/config/resolve-jwt.ts";
 import { resolveOriginPolicy } from "../core/src/config/resolve-origin-policy.ts";
 import { resolveRateLimits } from "../core/src/config/resolve-rate-limits.ts";
 import { parseDuration } from "../core/src/config/units.ts";
-import { startServer } from "../core/src/server.ts";
+import { startServer } from "../core/src/server/listen.ts";
 import { silentLogger, TEST_KEY, testConfig } from "./helpers/harness.ts";
 
 const ECHO = { echo: { plugin: "provider-echo", models: ["echo-1"] } };

@@ -7,7 +7,7 @@
 import OpenAI from "openai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { ModelmuxConfig } from "@modelmux/core";
-import { createAuthenticator } from "../core/src/auth.ts";
+import { createAuthenticator } from "../core/src/server/auth/authenticate.ts";
 import { createLogger } from "../core/src/logger.ts";
 import { AUDIENCE, ISSUER, signer, startJwksServer, unsignedToken, type JwksServer, type Signer } from "./fixtures/jwks-server.ts";
 import { postJson, startHarness, testConfig, TEST_KEY, TRANSPORTS, type Harness, type Transport } from "./helpers/harness.ts";

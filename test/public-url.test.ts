@@ -11,9 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRouter, type ModelmuxConfig, type Router } from "@modelmux/core";
 import { ConfigError } from "../core/src/config/config-error.ts";
 import { resolveOriginPolicy } from "../core/src/config/resolve-origin-policy.ts";
-import type { Exchange } from "../core/src/http/exchange.ts";
-import { isValidHost, publicOrigin } from "../core/src/http/public-origin.ts";
-import { startServer, type RunningServer } from "../core/src/server.ts";
+import type { Exchange } from "../core/src/server/exchange.ts";
+import { isValidHost, publicOrigin } from "../core/src/server/public-origin.ts";
+import { startServer, type RunningServer } from "../core/src/server/listen.ts";
 import { postJson, silentLogger, TEST_KEY, testConfig } from "./helpers/harness.ts";
 import { RawConnection, rawRequest } from "./helpers/raw-http.ts";
 

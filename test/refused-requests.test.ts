@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRouter } from "@modelmux/core";
-import { startServer, type RunningServer } from "../core/src/server.ts";
+import { startServer, type RunningServer } from "../core/src/server/listen.ts";
 import { silentLogger, TEST_KEY, testConfig } from "./helpers/harness.ts";
 import { RawConnection, rawRequest, type RawResponse } from "./helpers/raw-http.ts";
 import { within } from "./helpers/wait.ts";

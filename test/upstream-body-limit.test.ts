@@ -26,7 +26,7 @@ import { ask, failure, JSON_TYPE, LIMIT, readStream, SSE_TYPE, useMisbehavingRou
 
 /** What the router may read past the limit: the rest of the socket read that crossed it. */
 const A_LITTLE = 256 * 1024;
-/** What the kernel's socket buffers on loopback can hold besides what the router read (see the slow reader in core/test/http-client.test.ts). */
+/** What the kernel's socket buffers on loopback can hold besides what the router read (see the slow reader in core/test/upstream-client.test.ts). */
 const SOCKET_BUFFERS = 8 * 1024 * 1024;
 const NAMES_THE_LIMIT = /Provider 'openai' sent a (reply|stream event) larger than the limit of 262144 bytes \(server\.upstream_body_limit\)/;
 

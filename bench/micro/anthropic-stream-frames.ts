@@ -8,7 +8,7 @@
  */
 import { createCompletionAssembler } from "../../core/src/chat/assemble-completion.ts";
 import { openChatStreamFrames, type StreamFrameOptions } from "../../core/src/chat/stream-frames.ts";
-import type { HttpBody } from "../../core/src/http-client.ts";
+import type { HttpBody } from "../../core/src/upstream/client.ts";
 import { readMessageStreamBatches } from "../../plugins/provider-anthropic/src/stream.ts";
 import { EXPECT, REPLIES } from "../proxy/replies.ts";
 

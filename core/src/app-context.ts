@@ -2,10 +2,10 @@
  * What the endpoints share: built once by `createRouter`, read on every request.
  */
 import type { ConsolaInstance } from "consola";
-import type { Authenticate } from "./auth.ts";
-import type { OriginPolicy } from "./http/public-origin.ts";
+import type { Authenticate } from "./server/auth/authenticate.ts";
+import type { OriginPolicy } from "./server/public-origin.ts";
 import type { ImageStore } from "./images/image-store.ts";
-import type { ModelTable } from "./models.ts";
+import type { ModelTable } from "./models/model-table.ts";
 import type { Provider, Storage } from "./plugin.ts";
 import type { RateLimits } from "./rate-limit/acquire.ts";
 import type { RequestValidators } from "./validation/request-validators.ts";

@@ -11,7 +11,7 @@ import { DEFAULT_CONFIG_PATH, inConfigFile, readConfigFile } from "./config/load
 import { limitHeapGrowth } from "./heap-growth.ts";
 import { CORE_PACKAGE_DIR } from "./package-dir.ts";
 import { createRouter } from "./router.ts";
-import { startServer } from "./server.ts";
+import { startServer } from "./server/listen.ts";
 
 const USAGE = `Usage:
   modelmux serve [--config FILE] [--host HOST] [--port PORT]   start the router

@@ -2,7 +2,7 @@
  * @modelmux/core: the public API for embedding the router and for writing plugins.
  */
 export { createRouter, type Router, type RouterOptions } from "./router.ts";
-export { startServer, type RunningServer } from "./server.ts";
+export { startServer, type RunningServer } from "./server/listen.ts";
 export { loadConfigFile, readConfigFile, type ConfigFile, type LoadedConfigFile } from "./config/load-config.ts";
 export { ConfigError } from "./config/config-error.ts";
 export { createLogger, type Logger, type LoggerOptions } from "./logger.ts";
@@ -49,8 +49,8 @@ export {
   type ErrorType,
   type ProviderErrorInit,
 } from "./errors.ts";
-export { createHttpClient, headerValue, toBodyReadError, toUpstreamError, type AbortHook, type AbortListener, type HttpBody, type HttpClient, type HttpRequest, type HttpResponse } from "./http-client.ts";
-export { bufferLimitOf, UpstreamBodyTooLarge } from "./http-client.ts";
+export { createHttpClient, headerValue, toBodyReadError, toUpstreamError, type AbortHook, type AbortListener, type HttpBody, type HttpClient, type HttpRequest, type HttpResponse } from "./upstream/client.ts";
+export { bufferLimitOf, UpstreamBodyTooLarge } from "./upstream/client.ts";
 export {
   postUpstream,
   sendUpstream,
@@ -60,8 +60,8 @@ export {
   type UpstreamRequest,
   type UpstreamErrorReply,
 } from "./upstream-call.ts";
-export { readSseEventBatches, readSseEvents, type EventSourceMessage } from "./sse-parse.ts";
-export { replyBody } from "./responses/reply-body.ts";
+export { readSseEventBatches, readSseEvents, type EventSourceMessage } from "./sse/read.ts";
+export { replyBody } from "./upstream/in-process-body.ts";
 export { withRawJson } from "./chat/raw-json.ts";
 export { parseJsonArgument, type JsonArgumentOptions } from "./utils/json-argument.ts";
 export { choiceCount } from "./chat/chunk-check.ts";

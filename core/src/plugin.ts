@@ -11,7 +11,7 @@
  */
 import type { ConsolaInstance } from "consola";
 import type { Capabilities } from "./capabilities.ts";
-import type { HttpBody, HttpClient } from "./http-client.ts";
+import type { HttpBody, HttpClient } from "./upstream/client.ts";
 import type { RateLimiterDefinition } from "./plugins/rate-limit-contract.ts";
 import type { StorageDefinition } from "./plugins/storage-contract.ts";
 import type { ImageGenerationRequest } from "./schemas/images-request.ts";

@@ -11,10 +11,10 @@
  * gets for it lasts until the core has the first chunk to send (`streaming`), not until the
  * reader's first event: an upstream that pings and never answers is a 504 at the `timeout`.
  */
-import { StreamedBody, type BodySource } from "./http-body.ts";
-import type { HttpBody } from "./http-client.ts";
-import { CallAbort } from "./http/abort-hook.ts";
-import type { Exchange } from "./http/exchange.ts";
+import { StreamedBody, type BodySource } from "./upstream/reply-body.ts";
+import type { HttpBody } from "./upstream/client.ts";
+import { CallAbort } from "./upstream/call-abort.ts";
+import type { Exchange } from "./server/exchange.ts";
 import type { ProviderCall } from "./plugin.ts";
 
 /**

@@ -5,8 +5,8 @@
  * and reply mapping, and how an error body reads (`toError`).
  */
 import { upstreamError, type ModelmuxError } from "./errors.ts";
-import { UPSTREAM_BODY_TOO_LARGE } from "./upstream-body-limit.ts";
-import { toBodyReadError, type AbortHook, type HttpRequest, type HttpResponse } from "./http-client.ts";
+import { UPSTREAM_BODY_TOO_LARGE } from "./upstream/body-limit.ts";
+import { toBodyReadError, type AbortHook, type HttpRequest, type HttpResponse } from "./upstream/client.ts";
 import type { PluginContext, ProviderCall } from "./plugin.ts";
 import { ABORT_HOOK, TAKE_REPLY, type ReplyTaker } from "./provider-call.ts";
 import { findExcessNestingInText, MAX_UPSTREAM_DEPTH } from "./utils/json-nesting.ts";

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { CallAbort, RequestAbort, type AbortListener } from "../src/http/abort-hook.ts";
+import { RequestAbort } from "../src/server/request-abort.ts";
+import { CallAbort, type AbortListener } from "../src/upstream/call-abort.ts";
 
 /** A listener that counts its calls. */
 const counter = () => {

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { openEventRelay } from "../src/chat/event-relay.ts";
-import { replyBody } from "../src/responses/reply-body.ts";
+import { replyBody } from "../src/upstream/in-process-body.ts";
 import type { Usage } from "../src/types/chat.ts";
 import { chunk, errorEventOf, errorPayload, every, finish, OPTIONS, reads, scriptedBody, sse, usageChunk, viaChunks, viaRelay } from "./fixtures/relay-fixtures.ts";
 

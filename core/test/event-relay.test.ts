@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { openEventRelay } from "../src/chat/event-relay.ts";
 import { ModelmuxError } from "../src/errors.ts";
-import { replyBody } from "../src/responses/reply-body.ts";
+import { replyBody } from "../src/upstream/in-process-body.ts";
 import { chunk, errorEventOf, errorPayload, every, finish, OPTIONS, plain, reads, sse, usageChunk, viaChunks, viaRelay } from "./fixtures/relay-fixtures.ts";
 
 describe("openEventRelay", () => {

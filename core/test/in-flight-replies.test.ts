@@ -1,6 +1,6 @@
 import type { ServerResponse } from "node:http";
 import { describe, expect, it } from "vitest";
-import { InFlightReplies } from "../src/http/in-flight-replies.ts";
+import { InFlightReplies } from "../src/server/in-flight-replies.ts";
 
 /** Stand-ins for responses: the list only stores its links on them. */
 const replies = (n: number) => Array.from({ length: n }, (_, i) => ({ id: i }) as unknown as ServerResponse);

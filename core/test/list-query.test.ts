@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseCompletionsQuery } from "../src/utils/list-query.ts";
+import { parseCompletionsQuery } from "../src/stored/list-query.ts";
 import { ModelmuxError } from "../src/errors.ts";
 
 const parse = (query: string) => parseCompletionsQuery(new URLSearchParams(query));

@@ -7,13 +7,13 @@
  */
 import { describe, expect, it } from "vitest";
 import { upstreamError } from "../src/errors.ts";
-import { toBodyReadError } from "../src/http-client.ts";
-import { RequestAbort } from "../src/http/abort-hook.ts";
-import type { Exchange } from "../src/http/exchange.ts";
+import { toBodyReadError } from "../src/upstream/client.ts";
+import { RequestAbort } from "../src/server/request-abort.ts";
+import type { Exchange } from "../src/server/exchange.ts";
 import { createLogger } from "../src/logger.ts";
 import type { ProviderCall } from "../src/plugin.ts";
 import { providerCall } from "../src/provider-call.ts";
-import { readSseEventBatches } from "../src/sse-parse.ts";
+import { readSseEventBatches } from "../src/sse/read.ts";
 import { sendUpstream } from "../src/upstream-call.ts";
 import { rejection, useHttpUpstream, within } from "./fixtures/http-upstream.ts";
 

@@ -6,7 +6,7 @@
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { upstreamTimeout } from "../src/errors.ts";
-import { toUpstreamError, type HttpBody } from "../src/http-client.ts";
+import { toUpstreamError, type HttpBody } from "../src/upstream/client.ts";
 import { endOfStream, openSseRelay, readReplyBytes, usageOfEvent, type RelayOptions } from "../src/responses/relay.ts";
 import type { Usage } from "../src/types/chat.ts";
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ModelmuxError } from "../src/errors.ts";
-import { jsonTextReply } from "../src/http/reply.ts";
-import { createRouteTable, type Handler } from "../src/http/route-table.ts";
+import { jsonTextReply } from "../src/server/reply.ts";
+import { createRouteTable, type Handler } from "../src/server/route-table.ts";
 
 const named = (name: string): Handler => () => jsonTextReply(JSON.stringify(name));
 const table = createRouteTable([

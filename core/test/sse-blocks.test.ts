@@ -1,17 +1,17 @@
 /**
- * The one SSE block reader (`sse-blocks.ts`) and the three readers built on it (the chat relay,
+ * The one SSE block reader (`core/src/sse/blocks.ts`) and the three readers built on it (the chat relay,
  * the responses relay, `readSseEventBatches`): whole events with every kind of line end and every
  * split, the limit in bytes on every path, and work that grows with the bytes read, not with the
  * square of an event that never ends.
  */
 import { describe, expect, it } from "vitest";
 import { openEventRelay } from "../src/chat/event-relay.ts";
-import type { HttpBody } from "../src/http-client.ts";
-import { toUpstreamError } from "../src/http-client.ts";
+import type { HttpBody } from "../src/upstream/client.ts";
+import { toUpstreamError } from "../src/upstream/client.ts";
 import { openSseRelay } from "../src/responses/relay.ts";
-import { hasData, lastDataEvent, lastEventEnd, SseBlocks } from "../src/sse-blocks.ts";
-import { readSseEventBatches } from "../src/sse-parse.ts";
-import { UPSTREAM_BODY_TOO_LARGE } from "../src/upstream-body-limit.ts";
+import { hasData, lastDataEvent, lastEventEnd, SseBlocks } from "../src/sse/blocks.ts";
+import { readSseEventBatches } from "../src/sse/read.ts";
+import { UPSTREAM_BODY_TOO_LARGE } from "../src/upstream/body-limit.ts";
 
 /** Every block `SseBlocks` gives for `bytes` cut into reads of `size`, and what it still holds. */
 function cut(bytes: Buffer, size: number, limit = 1 << 20): { blocks: Buffer[]; held: number } {

@@ -3,7 +3,7 @@ import { createCompletionAssembler } from "../src/chat/assemble-completion.ts";
 import { rawJsonOf, withRawJson } from "../src/chat/raw-json.ts";
 import { openChatStreamFrames, type StreamFrameOptions } from "../src/chat/stream-frames.ts";
 import { ModelmuxError, upstreamError } from "../src/errors.ts";
-import { toBodyReadError } from "../src/http-client.ts";
+import { toBodyReadError } from "../src/upstream/client.ts";
 import type { ChatCompletionChunk, ChatStreamItem, Usage } from "../src/types/chat.ts";
 
 const chunk = (content: string) =>

@@ -5,7 +5,7 @@
 import OpenAI from "openai";
 import { createRouter, type ModelmuxConfig, type Router } from "@modelmux/core";
 import { createLogger } from "../../core/src/logger.ts";
-import { startServer, type RunningServer } from "../../core/src/server.ts";
+import { startServer, type RunningServer } from "../../core/src/server/listen.ts";
 import type { RouterOptions } from "../../core/src/router.ts";
 
 export type Transport = "fetch" | "http";

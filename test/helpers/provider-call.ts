@@ -37,8 +37,8 @@ import {
   type ProviderCall,
   type ProviderDefinition,
 } from "@modelmux/core";
-import { RequestAbort } from "../../core/src/http/abort-hook.ts";
-import type { Exchange } from "../../core/src/http/exchange.ts";
+import { RequestAbort } from "../../core/src/server/request-abort.ts";
+import type { Exchange } from "../../core/src/server/exchange.ts";
 import { providerCall } from "../../core/src/provider-call.ts";
 
 /** What the helper needs of a fake upstream. */

@@ -18,14 +18,14 @@
  * multi-line data) is read by eventsource-parser instead, event by event, with the same rules.
  */
 import { createParser, type EventSourceMessage } from "eventsource-parser";
-import { toModelmuxError, upstreamError } from "../errors.ts";
-import { toBodyReadError } from "../http-client.ts";
+import { upstreamError } from "../errors.ts";
+import { toBodyReadError } from "../upstream/client.ts";
 import type { ChatEventStream } from "../plugin.ts";
-import { SseBlocks } from "../sse-blocks.ts";
-import { eventSizeGuard, wholeLines } from "../sse-parse.ts";
-import { bufferLimitOf } from "../upstream-body-limit.ts";
+import { sseBlocksOf, type SseBlocks } from "../sse/blocks.ts";
+import { createEventParser, wholeLines } from "../sse/read.ts";
+import { chatErrorFrame, DONE_FRAME } from "../sse/tail.ts";
 import { MAX_UPSTREAM_DEPTH } from "../utils/json-nesting.ts";
-import { sseData } from "../utils/sse-write.ts";
+import { sseData } from "../sse/write.ts";
 import { ChunkCheck, DROP, mayBeError, parseEventData, RELAY_WITHOUT_TIER, type ChunkCheckOptions } from "./chunk-check.ts";
 import { removeServiceTier } from "./service-tier.ts";
 import { GRACE_OVER, readWithin, STREAM_END_GRACE_MS } from "./stream-end.ts";
@@ -42,8 +42,6 @@ export interface EventRelayOptions extends ChunkCheckOptions {
   /** Called with a mid-stream failure, for the log. */
   onError?(error: unknown): void;
 }
-
-const DONE_FRAME = "data: [DONE]\n\n";
 
 /** The relayed text of one block, and whether the stream ended in it. */
 interface BlockResult {
@@ -79,7 +77,7 @@ class EventRelay {
     private readonly options: EventRelayOptions,
   ) {
     this.reader = stream.body[Symbol.asyncIterator]();
-    this.blocks = new SseBlocks(bufferLimitOf(stream.body));
+    this.blocks = sseBlocksOf(stream.body);
     // The first event, not the first chunk, ends the call's whole-wait timeout (`openEventRelay`).
     stream.body.keepDeadline?.();
     this.chunks = new ChunkCheck(options);
@@ -217,8 +215,7 @@ class EventRelay {
    * events it completes after `text`, the relayed text of this read so far.
    */
   private parseEvents(input: string, text = ""): BlockResult {
-    const limit = bufferLimitOf(this.stream.body);
-    this.parser ??= createParser({ maxBufferSize: limit, onEvent: (event) => this.parsed.push(event), onError: eventSizeGuard(limit) });
+    this.parser ??= createEventParser(this.stream.body, (event) => this.parsed.push(event));
     this.parser.feed(input);
     const events = this.parsed;
     this.parsed = [];
@@ -326,7 +323,7 @@ async function* relayFrames(relay: EventRelay, first: BlockResult, options: Even
     if (options.clientGone()) return;
     const mapped = options.classify(error);
     options.onError?.(mapped);
-    yield sseData(JSON.stringify(toModelmuxError(mapped).toEnvelope()));
+    yield chatErrorFrame(mapped);
   } finally {
     relay.release();
   }

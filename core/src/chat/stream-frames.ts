@@ -15,10 +15,10 @@
  * second ends it too; the provider's upstream request is then cancelled (`FramedCall.cancel`), as
  * its read would otherwise wait for the provider's `timeout`.
  */
-import { toModelmuxError } from "../errors.ts";
-import { isConnectionFailure } from "../http-client.ts";
+import { isConnectionFailure } from "../upstream/client.ts";
 import type { ChatStreamItem } from "../types/chat.ts";
-import { sseData } from "../utils/sse-write.ts";
+import { chatErrorFrame, DONE_FRAME } from "../sse/tail.ts";
+import { sseData } from "../sse/write.ts";
 import { ChunkCheck, DROP, parseEventData, RELAY_WITHOUT_TIER, type ChunkCheckOptions } from "./chunk-check.ts";
 import { MAX_UPSTREAM_DEPTH } from "../utils/json-nesting.ts";
 import { rawJsonOf } from "./raw-json.ts";
@@ -48,8 +48,6 @@ export interface StreamFrameOptions extends ChunkCheckOptions {
 
 type Item = ChatStreamItem | readonly ChatStreamItem[];
 type Items = AsyncIterator<Item>;
-
-const DONE = "data: [DONE]\n\n";
 
 /** One stream's framing: its options, and what the integrity rules follow. */
 class Framer {
@@ -183,12 +181,12 @@ async function* chatStreamFrames(framer: Framer, first: string, rest: Items): As
     if (options.clientGone()) return;
     framer.chunks.end();
     await options.beforeDone?.();
-    yield DONE;
+    yield DONE_FRAME;
   } catch (error) {
     if (options.clientGone()) return;
     const mapped = options.classify ? options.classify(error) : error;
     options.onError?.(mapped);
-    yield sseData(JSON.stringify(toModelmuxError(mapped).toEnvelope()));
+    yield chatErrorFrame(mapped);
   } finally {
     // An async iterator's `return()` waits for a pending read, which the call's cancel ends (or, for
     // a provider that does not pass the call's abort on, its timeout): the stream does not wait.

@@ -3,8 +3,8 @@
  * units parsed, keys made, cross-references (aliases, responses.provider) checked.
  */
 import { randomBytes } from "node:crypto";
-import type { ApiKeyEntry } from "../auth.ts";
-import { DEFAULT_UPSTREAM_BODY_LIMIT } from "../upstream-body-limit.ts";
+import type { ApiKeyEntry } from "../server/auth/authenticate.ts";
+import { DEFAULT_UPSTREAM_BODY_LIMIT } from "../upstream/body-limit.ts";
 import { ConfigError } from "./config-error.ts";
 import type { ModelmuxConfig } from "./types.ts";
 import { parseSize, parseTimer } from "./units.ts";

@@ -5,7 +5,7 @@
  * keys in transit.
  */
 import { isIPv4 } from "node:net";
-import type { JwtSettings } from "../auth/jwt.ts";
+import type { JwtSettings } from "../server/auth/jwt.ts";
 import { ConfigError } from "./config-error.ts";
 import type { ModelmuxConfig } from "./types.ts";
 import { parseDuration, parseTimer } from "./units.ts";

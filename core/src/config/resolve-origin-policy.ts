@@ -1,9 +1,9 @@
 /**
  * Resolves `server.public_url` and `server.trusted_proxies` into how the router finds its public
- * origin for the URLs it hands out (`http/public-origin.ts`), checked at start.
+ * origin for the URLs it hands out (`server/public-origin.ts`), checked at start.
  */
 import { BlockList, isIP } from "node:net";
-import type { OriginPolicy } from "../http/public-origin.ts";
+import type { OriginPolicy } from "../server/public-origin.ts";
 import { ConfigError } from "./config-error.ts";
 import type { ModelmuxConfig } from "./types.ts";
 

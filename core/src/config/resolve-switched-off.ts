@@ -4,7 +4,7 @@
  * Their requests get a 404 that names the variables, instead of the "does not exist" of a name the
  * config never had.
  */
-import type { SwitchedOffModel } from "../models.ts";
+import type { SwitchedOffModel } from "../models/model-table.ts";
 import type { ModelmuxConfig } from "./types.ts";
 
 /**

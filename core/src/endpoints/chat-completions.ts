@@ -4,7 +4,7 @@
  * stream, then count the reply's real token usage.
  */
 import type { AppContext } from "../app-context.ts";
-import { completionOwnerOf } from "../auth.ts";
+import { completionOwnerOf } from "../server/auth/authenticate.ts";
 import { assertChatCapabilities } from "../capabilities.ts";
 import { openEventRelay } from "../chat/event-relay.ts";
 import { rawJsonOf } from "../chat/raw-json.ts";
@@ -14,16 +14,16 @@ import { toProviderRequest } from "../chat/provider-request.ts";
 import { createCompletionAssembler } from "../chat/assemble-completion.ts";
 import { choiceCount } from "../chat/chunk-check.ts";
 import { invalidRequest, storageFailed } from "../errors.ts";
-import { toUpstreamError } from "../http-client.ts";
-import type { Exchange } from "../http/exchange.ts";
-import { jsonReply, jsonTextReply, sseReply, type Reply } from "../http/reply.ts";
-import type { ModelEntry } from "../models.ts";
+import { toUpstreamError } from "../upstream/client.ts";
+import type { Exchange } from "../server/exchange.ts";
+import { jsonReply, jsonTextReply, sseReply, type Reply } from "../server/reply.ts";
+import type { ModelEntry } from "../models/model-table.ts";
 import type { Storage } from "../plugin.ts";
 import { providerCall, type CoreCall } from "../provider-call.ts";
 import { acquireRateLimit, settleAfterStream, tokenReservation, type RateLimitGrant } from "../rate-limit/acquire.ts";
 import type { ChatCompletion, ChatCompletionWithoutUsage, ChatRequest, Usage } from "../types/chat.ts";
-import { readJsonBody } from "../utils/read-body.ts";
-import { SSE_HEADERS } from "../utils/sse-write.ts";
+import { readJsonBody } from "../server/read-body.ts";
+import { SSE_HEADERS } from "../sse/write.ts";
 
 /** What both reply paths need; one object instead of a closure per value. */
 interface ChatCall {

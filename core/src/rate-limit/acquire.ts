@@ -7,7 +7,7 @@
 import { randomBytes } from "node:crypto";
 import type { ConsolaInstance } from "consola";
 import { ModelmuxError, rateLimited } from "../errors.ts";
-import type { Exchange } from "../http/exchange.ts";
+import type { Exchange } from "../server/exchange.ts";
 import type { RateLimitDecision, RateLimiter } from "../plugin.ts";
 import { formatReset, rateLimitHeaders } from "./headers.ts";
 import { rulesFor, type RateLimitPolicy, type ScopedRule } from "./policy.ts";

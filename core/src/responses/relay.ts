@@ -18,11 +18,12 @@
  */
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { ModelmuxError, upstreamError } from "../errors.ts";
-import type { HttpBody } from "../http-client.ts";
-import { hasData, lastDataEvent, SseBlocks } from "../sse-blocks.ts";
+import type { HttpBody } from "../upstream/client.ts";
+import { hasData, lastDataEvent, sseBlocksOf, type SseBlocks } from "../sse/blocks.ts";
+import { responsesErrorFrame } from "../sse/tail.ts";
 import type { Usage } from "../types/chat.ts";
-import { bufferLimitOf, UpstreamBodyTooLarge } from "../upstream-body-limit.ts";
-import type { SseFrame } from "../utils/sse-write.ts";
+import { bufferLimitOf, UpstreamBodyTooLarge } from "../upstream/body-limit.ts";
+import type { SseFrame } from "../sse/write.ts";
 import { usageOfEventData } from "./usage.ts";
 
 /** The types of the events that end a responses stream (the openai SDK's `ResponseStreamEvent`). */
@@ -101,13 +102,6 @@ export interface RelayOptions {
   onError(error: unknown): void;
 }
 
-/** The error event sent when the upstream fails mid-stream: readable as a responses `error` event and by the SDK's `data.error` check. */
-export function errorEvent(error: ModelmuxError): string {
-  const { error: envelope } = error.toEnvelope();
-  const data = { type: "error", code: envelope.code, message: envelope.message, param: envelope.param, error: envelope };
-  return `event: error\ndata: ${JSON.stringify(data)}\n\n`;
-}
-
 /**
  * Reads a forwarded JSON reply's bytes as they came, whole within the call's timeout. One past
  * the body's `bufferLimit` stops the read, destroys the body (which cancels its request) and
@@ -139,7 +133,7 @@ class EventBlocks {
 
   constructor(body: HttpBody) {
     this.reader = (body as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
-    this.blocks = new SseBlocks(bufferLimitOf(body));
+    this.blocks = sseBlocksOf(body);
     // The first event, not the first chunk, ends the call's whole-wait timeout (`openSseRelay`).
     body.keepDeadline?.();
   }
@@ -234,7 +228,7 @@ async function* relayFrames(body: HttpBody, events: EventBlocks, first: Buffer, 
     if (options.clientGone()) return;
     const mapped = options.classify(error);
     options.onError(mapped);
-    yield errorEvent(mapped instanceof ModelmuxError ? mapped : upstreamError("the upstream stream failed", error));
+    yield responsesErrorFrame(mapped instanceof ModelmuxError ? mapped : upstreamError("the upstream stream failed", error));
   } finally {
     if (!body.destroyed) body.destroy();
   }

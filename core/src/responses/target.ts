@@ -5,7 +5,7 @@
 import type { ResponsesTarget } from "../app-context.ts";
 import { ConfigError } from "../config/config-error.ts";
 import type { ModelmuxConfig } from "../config/types.ts";
-import type { ProviderModels } from "../models.ts";
+import type { ProviderModels } from "../models/model-table.ts";
 
 /**
  * The target, or why the responses API is off: not configured, or its provider skipped for a

@@ -1,7 +1,7 @@
 /**
  * Batched delivery at the end of the current microtask checkpoint: a reply body's waiting read is
  * answered once undici has parsed the whole socket read, not at its first chunk, so the dozen
- * events of one read reach a reader in one step (`http-body.ts`). One `queueMicrotask` per batch,
+ * events of one read reach a reader in one step (`upstream/reply-body.ts`). One `queueMicrotask` per batch,
  * no closure per delivery.
  */
 

@@ -1,0 +1,96 @@
+/**
+ * The model table, built once at start-up: every configured `provider/model`, its provider
+ * instance, its merged capability map, and the aliases that point at it (docs/interface.md,
+ * "Models and capabilities").
+ */
+import { mergeCapabilities, type Capabilities } from "../capabilities.ts";
+import { modelNotFound, modelSwitchedOff } from "../errors.ts";
+import type { Provider } from "../plugin.ts";
+import type { ImageOption } from "../types/images.ts";
+
+export interface ModelEntry {
+  /** The public name, `provider/model`. */
+  name: string;
+  /** The provider's name in the config. */
+  provider: string;
+  /** The bare model id the upstream receives. */
+  model: string;
+  /** The provider instance that serves it. */
+  instance: Provider;
+  capabilities: Capabilities;
+  timeoutMs: number;
+  /** The optional image request fields the model accepts (`Provider.imageOptions`). */
+  imageOptions: ReadonlySet<ImageOption>;
+  /** `modelmux_model_id`: its 1-based position in the config, stable for a given config. */
+  id: number;
+}
+
+export interface ModelTable {
+  /** Every model, in config order. */
+  readonly entries: readonly ModelEntry[];
+  /**
+   * Finds a model by `provider/model` or alias; unknown names get 404 `model_not_found`, and so do
+   * models of a provider that is off, with a message naming the variables that turn it on.
+   */
+  resolve(name: string): ModelEntry;
+}
+
+export interface ProviderModels {
+  provider: string;
+  instance: Provider;
+  timeoutMs: number;
+  /** Capability overrides of the provider block. */
+  capabilities?: Partial<Capabilities>;
+  models: Array<{ id: string; capabilities?: Partial<Capabilities> }>;
+}
+
+/** A configured model (or alias) whose provider is off: its `requires_env` variables that are not set. */
+export interface SwitchedOffModel {
+  provider: string;
+  variables: readonly string[];
+}
+
+/**
+ * Builds the table. Capabilities layer: base, plugin defaults, provider block, model entry.
+ * @param switchedOff Names (`provider/model` and aliases) of the models of providers that are off.
+ */
+export function buildModelTable(
+  providers: readonly ProviderModels[],
+  aliases: Readonly<Record<string, string>>,
+  switchedOff: ReadonlyMap<string, SwitchedOffModel> = new Map(),
+): ModelTable {
+  const entries: ModelEntry[] = [];
+  const byName = new Map<string, ModelEntry>();
+  for (const p of providers) {
+    for (const m of p.models) {
+      const name = `${p.provider}/${m.id}`;
+      if (byName.has(name)) continue;
+      const entry: ModelEntry = {
+        name,
+        provider: p.provider,
+        model: m.id,
+        instance: p.instance,
+        capabilities: mergeCapabilities(p.instance.capabilities(m.id), p.capabilities, m.capabilities),
+        timeoutMs: p.timeoutMs,
+        imageOptions: new Set(p.instance.imageOptions?.(m.id) ?? []),
+        id: entries.length + 1,
+      };
+      entries.push(entry);
+      byName.set(name, entry);
+    }
+  }
+  const lookup = new Map(byName);
+  for (const [alias, target] of Object.entries(aliases)) {
+    const entry = byName.get(target);
+    if (entry) lookup.set(alias, entry);
+  }
+  return {
+    entries,
+    resolve(name) {
+      const entry = lookup.get(name);
+      if (entry) return entry;
+      const off = switchedOff.get(name);
+      throw off ? modelSwitchedOff(name, off.provider, off.variables) : modelNotFound(name);
+    },
+  };
+}

@@ -1,0 +1,131 @@
+/**
+ * The responses API (docs/interface.md, "Responses API"), forwarded one-to-one to `responses.provider`:
+ * `POST /v1/responses` (validated; the model must be that provider's, and its name is made bare),
+ * and, so that background responses can be polled and cancelled, `GET` and `DELETE
+ * /v1/responses/{id}`, `POST /v1/responses/{id}/cancel` and `GET /v1/responses/{id}/input_items`,
+ * each with the client's query string. Replies are relayed unchanged (`responses/relay.ts`).
+ * API keys only: an identity-provider token gets 401 here (docs/interface.md, "Authentication").
+ */
+import type { AppContext, ResponsesTarget } from "../app-context.ts";
+import { assertCapability } from "../capabilities.ts";
+import { invalidApiKey, invalidRequest, notFound } from "../errors.ts";
+import { toBodyReadError, toUpstreamError } from "../upstream/client.ts";
+import type { Exchange } from "../server/exchange.ts";
+import { bytesReply, sseReply, type Reply } from "../server/reply.ts";
+import type { ForwardReply, ForwardRequest } from "../plugin.ts";
+import { providerCall } from "../provider-call.ts";
+import { acquireRateLimit, settleAfterStream, tokenReservation, type TokenReservation } from "../rate-limit/acquire.ts";
+import { openSseRelay, readReplyBytes } from "./relay.ts";
+import { usageOfResponseText } from "./usage.ts";
+import type { Usage } from "../types/chat.ts";
+import { readJsonBody } from "../server/read-body.ts";
+import { SSE_HEADERS } from "../sse/write.ts";
+
+const EVENT_STREAM = /^text\/event-stream/i;
+
+/** The target, once the caller is known to hold an API key. */
+function targetFor(ctx: AppContext, x: Exchange): ResponsesTarget {
+  if (x.principal && x.principal.scheme !== "api_key") {
+    throw invalidApiKey("The responses API accepts API keys only: send 'Authorization: Bearer <key>' with a key from auth.api_keys.");
+  }
+  if ("off" in ctx.responses) throw notFound(`The responses API is off: ${ctx.responses.off}`);
+  return ctx.responses;
+}
+
+/** The `{id}` of the path, refused when it could climb out of `/responses/` upstream. */
+function responseId(x: Exchange): string {
+  const id = x.params.id ?? "";
+  if (id === "" || id === "." || id === "..") throw notFound(`No response with id '${id}'`);
+  return encodeURIComponent(id);
+}
+
+export function createResponsesHandlers(ctx: AppContext) {
+  /**
+   * Counts the call against the rate limits (polls too: each one is a call to the provider), calls
+   * the provider and relays its reply; the usage of a finished reply settles the token reservation
+   * and goes to the access log.
+   */
+  async function forward(x: Exchange, target: ResponsesTarget, request: ForwardRequest, reserve?: TokenReservation): Promise<Reply> {
+    const { provider, instance, timeoutMs } = target;
+    if (!instance.responses) throw notFound(`The responses API is off: provider '${provider}' cannot forward it`);
+    const call = providerCall(x, "", timeoutMs);
+    const grant = await acquireRateLimit(ctx, x, { provider, ...(reserve && { reserve }) });
+    const reply: ForwardReply = await instance.responses(request, call).catch((error: unknown) => {
+      grant.settle();
+      throw toUpstreamError(error, provider, timeoutMs);
+    });
+    let usage: Usage | undefined;
+    const settle = (reported: Usage | undefined) => {
+      usage = reported;
+      if (reported) x.usage = reported;
+    };
+
+    if (EVENT_STREAM.test(reply.contentType)) {
+      // The headers go once the first event is here: a failure before it is an error reply.
+      const frames = await openSseRelay(reply.body, {
+        provider,
+        classify: (error: unknown) => toBodyReadError(error, provider, timeoutMs),
+        clientGone: () => x.abort.aborted,
+        onEnd: settle,
+        onError: (error: unknown) => ctx.logger.warn(`responses stream from ${provider} failed mid-way`, { request_id: x.requestId }, error),
+      }).catch((error: unknown) => {
+        grant.settle();
+        throw error;
+      });
+      return sseReply({ ...SSE_HEADERS, ...grant.headers }, settleAfterStream(frames, () => grant.settle(usage)));
+    }
+
+    let body: Buffer;
+    try {
+      body = await readReplyBytes(reply.body);
+    } catch (error) {
+      grant.settle();
+      throw toBodyReadError(error, provider, timeoutMs);
+    }
+    if (request.method === "POST" || request.method === "GET") settle(usageOfResponseText(body.toString("utf8")));
+    grant.settle(usage);
+    return bytesReply(body, { ...grant.headers, "content-type": reply.contentType }, reply.status);
+  }
+
+  return {
+    async createResponse(x: Exchange) {
+      const target = targetFor(ctx, x);
+      const body = ctx.validators.responses(await readJsonBody(x, ctx.bodyLimit));
+      const entry = ctx.models.resolve(body.model);
+      x.model = entry.name;
+      if (entry.provider !== target.provider) {
+        throw invalidRequest(`Model '${entry.name}' does not support responses: /v1/responses is forwarded to provider '${target.provider}' only`, {
+          code: "unsupported_feature",
+          param: "model",
+        });
+      }
+      assertCapability(entry.capabilities, "responses", entry.name);
+      if (body.stream === true) assertCapability(entry.capabilities, "streaming", entry.name, "stream");
+      // Everything but the model name reaches the provider as the client sent it.
+      const forwarded = JSON.stringify({ ...body, model: entry.model });
+      return forward(x, target, { method: "POST", path: "/responses", body: forwarded, stream: body.stream === true }, tokenReservation(body));
+    },
+
+    async getResponse(x: Exchange) {
+      const target = targetFor(ctx, x);
+      const stream = x.query.get("stream") === "true";
+      return forward(x, target, { method: "GET", path: `/responses/${responseId(x)}${x.search}`, stream });
+    },
+
+    async deleteResponse(x: Exchange) {
+      const target = targetFor(ctx, x);
+      return forward(x, target, { method: "DELETE", path: `/responses/${responseId(x)}`, stream: false });
+    },
+
+    async cancelResponse(x: Exchange) {
+      const target = targetFor(ctx, x);
+      // No body (docs/interface.md, "Request bodies": the 415 rule does not apply); whatever was sent is not forwarded.
+      return forward(x, target, { method: "POST", path: `/responses/${responseId(x)}/cancel`, stream: false });
+    },
+
+    async listInputItems(x: Exchange) {
+      const target = targetFor(ctx, x);
+      return forward(x, target, { method: "GET", path: `/responses/${responseId(x)}/input_items${x.search}`, stream: false });
+    },
+  };
+}

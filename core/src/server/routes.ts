@@ -1,0 +1,46 @@
+/**
+ * The router's routes: every path it serves, with its handler per method. Both adapters (Node and
+ * fetch) serve this one table; GET paths answer HEAD too (load balancers' health checks use it),
+ * except the forwarded responses API. Authentication applies to `/v1/` paths (`auth-and-route.ts`).
+ */
+import type { AppContext } from "../app-context.ts";
+import { createChatCompletionHandler } from "../endpoints/chat-completions.ts";
+import { createImageHandlers } from "../images/endpoint.ts";
+import { createModelsHandler } from "../models/endpoint.ts";
+import { createResponsesHandlers } from "../responses/endpoint.ts";
+import { createStoredCompletionHandlers } from "../stored/endpoint.ts";
+import { jsonTextReply } from "./reply.ts";
+import type { Handler, Route } from "./route-table.ts";
+import { IMAGE_FILES_PATH } from "../images/image-store.ts";
+
+const HEALTHY = jsonTextReply('{"status":"ok"}');
+
+function health() {
+  return HEALTHY;
+}
+
+/** GET and HEAD with one handler. */
+function getAndHead(handler: Handler) {
+  return { GET: handler, HEAD: handler };
+}
+
+export function createRoutes(ctx: AppContext): Route[] {
+  const stored = createStoredCompletionHandlers(ctx);
+  const responses = createResponsesHandlers(ctx);
+  const images = createImageHandlers(ctx);
+  return [
+    { path: "/healthz", methods: getAndHead(health) },
+    { path: "/v1/chat/completions", methods: { ...getAndHead(stored.listCompletions), POST: createChatCompletionHandler(ctx) } },
+    { path: "/v1/chat/completions/:id", methods: { ...getAndHead(stored.getCompletion), POST: stored.updateCompletion, DELETE: stored.deleteCompletion } },
+    { path: "/v1/chat/completions/:id/messages", methods: getAndHead(stored.listMessages) },
+    { path: "/v1/responses", methods: { POST: responses.createResponse } },
+    { path: "/v1/responses/:id", methods: { GET: responses.getResponse, DELETE: responses.deleteResponse } },
+    { path: "/v1/responses/:id/cancel", methods: { POST: responses.cancelResponse } },
+    { path: "/v1/responses/:id/input_items", methods: { GET: responses.listInputItems } },
+    { path: "/v1/images/generations", methods: { POST: images.generateImages } },
+    // Outside /v1: an image URL needs no API key, its token is the credential
+    // (docs/interface.md, "Images").
+    { path: `${IMAGE_FILES_PATH}/:name`, methods: getAndHead(images.getImageFile) },
+    { path: "/v1/models", methods: getAndHead(createModelsHandler(ctx.models.entries)) },
+  ];
+}

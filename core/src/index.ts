@@ -59,7 +59,7 @@ export {
   type RawUpstreamRequest,
   type UpstreamRequest,
   type UpstreamErrorReply,
-} from "./upstream-call.ts";
+} from "./upstream/send.ts";
 export { readSseEventBatches, readSseEvents, type EventSourceMessage } from "./sse/read.ts";
 export { replyBody } from "./upstream/in-process-body.ts";
 export { withRawJson } from "./chat/raw-json.ts";

@@ -12,9 +12,9 @@ import { RequestAbort } from "../src/server/request-abort.ts";
 import type { Exchange } from "../src/server/exchange.ts";
 import { createLogger } from "../src/logger.ts";
 import type { ProviderCall } from "../src/plugin.ts";
-import { providerCall } from "../src/provider-call.ts";
+import { providerCall } from "../src/upstream/provider-call.ts";
 import { readSseEventBatches } from "../src/sse/read.ts";
-import { sendUpstream } from "../src/upstream-call.ts";
+import { sendUpstream } from "../src/upstream/send.ts";
 import { rejection, useHttpUpstream, within } from "./fixtures/http-upstream.ts";
 
 const t = useHttpUpstream();

@@ -13,8 +13,8 @@ import { CallAbort } from "../src/upstream/call-abort.ts";
 import type { Exchange } from "../src/server/exchange.ts";
 import { createLogger } from "../src/logger.ts";
 import type { PluginContext, ProviderCall } from "../src/plugin.ts";
-import { ABORT_HOOK, providerCall } from "../src/provider-call.ts";
-import { parseUpstreamJson, postUpstream, readUpstreamText, type UpstreamErrorReply } from "../src/upstream-call.ts";
+import { ABORT_HOOK, providerCall } from "../src/upstream/provider-call.ts";
+import { parseUpstreamJson, postUpstream, readUpstreamText, type UpstreamErrorReply } from "../src/upstream/send.ts";
 
 const SECRET = "sk-test-secret-0123456789";
 

@@ -39,7 +39,7 @@ import {
 } from "@modelmux/core";
 import { RequestAbort } from "../../core/src/server/request-abort.ts";
 import type { Exchange } from "../../core/src/server/exchange.ts";
-import { providerCall } from "../../core/src/provider-call.ts";
+import { providerCall } from "../../core/src/upstream/provider-call.ts";
 
 /** What the helper needs of a fake upstream. */
 export interface ResettableFake {

@@ -12,7 +12,7 @@ import type { Exchange } from "../server/exchange.ts";
 import { publicOrigin } from "../server/public-origin.ts";
 import { bytesReply, jsonReply, type Reply } from "../server/reply.ts";
 import { IMAGE_FILES_PATH, sniffImageType } from "./image-store.ts";
-import { providerCall } from "../provider-call.ts";
+import { providerCall } from "../upstream/provider-call.ts";
 import { acquireRateLimit } from "../rate-limit/acquire.ts";
 import type { ImagesResponse } from "../types/images.ts";
 import { readJsonBody } from "../server/read-body.ts";

@@ -13,7 +13,7 @@ import { toBodyReadError, toUpstreamError } from "../upstream/client.ts";
 import type { Exchange } from "../server/exchange.ts";
 import { bytesReply, sseReply, type Reply } from "../server/reply.ts";
 import type { ForwardReply, ForwardRequest } from "../plugin.ts";
-import { providerCall } from "../provider-call.ts";
+import { providerCall } from "../upstream/provider-call.ts";
 import { acquireRateLimit, settleAfterStream, tokenReservation, type TokenReservation } from "../rate-limit/acquire.ts";
 import { openSseRelay, readReplyBytes } from "./relay.ts";
 import { usageOfResponseText } from "./usage.ts";

@@ -4,7 +4,7 @@
  * except the forwarded responses API. Authentication applies to `/v1/` paths (`auth-and-route.ts`).
  */
 import type { AppContext } from "../app-context.ts";
-import { createChatCompletionHandler } from "../endpoints/chat-completions.ts";
+import { createChatCompletionHandler } from "../chat/endpoint.ts";
 import { createImageHandlers } from "../images/endpoint.ts";
 import { createModelsHandler } from "../models/endpoint.ts";
 import { createResponsesHandlers } from "../responses/endpoint.ts";

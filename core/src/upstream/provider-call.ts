@@ -11,17 +11,17 @@
  * gets for it lasts until the core has the first chunk to send (`streaming`), not until the
  * reader's first event: an upstream that pings and never answers is a 504 at the `timeout`.
  */
-import { StreamedBody, type BodySource } from "./upstream/reply-body.ts";
-import type { HttpBody } from "./upstream/client.ts";
-import { CallAbort } from "./upstream/call-abort.ts";
-import type { Exchange } from "./server/exchange.ts";
-import type { ProviderCall } from "./plugin.ts";
+import { StreamedBody, type BodySource } from "./reply-body.ts";
+import type { HttpBody } from "./client.ts";
+import { CallAbort } from "./call-abort.ts";
+import type { Exchange } from "../server/exchange.ts";
+import type { ProviderCall } from "../plugin.ts";
 
 /**
  * The key of the call's abort hook, which plugins do not see: `sendUpstream` listens to it so that
- * no `AbortController` is made per request (`http/abort-hook.ts`). An own property, so a plugin's
+ * no `AbortController` is made per request (`call-abort.ts`). An own property, so a plugin's
  * copy of the call (`{ ...call, model }`) keeps it; a copy with its own `signal` is heard through
- * that signal instead (`upstream-call.ts`). A call object a plugin or a test makes has none.
+ * that signal instead (`send.ts`). A call object a plugin or a test makes has none.
  */
 export const ABORT_HOOK: unique symbol = Symbol("modelmux.abortHook");
 

@@ -4,12 +4,12 @@
  * read and parsed. What stays in the plugin is provider-specific: the URL, the headers, the request
  * and reply mapping, and how an error body reads (`toError`).
  */
-import { upstreamError, type ModelmuxError } from "./errors.ts";
-import { UPSTREAM_BODY_TOO_LARGE } from "./upstream/body-limit.ts";
-import { toBodyReadError, type AbortHook, type HttpRequest, type HttpResponse } from "./upstream/client.ts";
-import type { PluginContext, ProviderCall } from "./plugin.ts";
+import { upstreamError, type ModelmuxError } from "../errors.ts";
+import { UPSTREAM_BODY_TOO_LARGE } from "./body-limit.ts";
+import { toBodyReadError, type AbortHook, type HttpRequest, type HttpResponse } from "./client.ts";
+import type { PluginContext, ProviderCall } from "../plugin.ts";
 import { ABORT_HOOK, TAKE_REPLY, type ReplyTaker } from "./provider-call.ts";
-import { findExcessNestingInText, MAX_UPSTREAM_DEPTH } from "./utils/json-nesting.ts";
+import { findExcessNestingInText, MAX_UPSTREAM_DEPTH } from "../utils/json-nesting.ts";
 
 /** An upstream error reply (status >= 300), its body already read as text ("" if unreadable). */
 export interface UpstreamErrorReply {

@@ -97,6 +97,14 @@ async function stored(id: string) {
   return (await res.json()) as { choices: Array<{ message: { content: string }; finish_reason: string }> };
 }
 
+/** A stream that ended as a whole answer: 200, no error event, `text` in its chunks, then `[DONE]`. */
+function expectWhole(status: number, data: string[], text: string): void {
+  expect(status).toBe(200);
+  expect(errorsOf(data)).toEqual([]);
+  expect(data.at(-1)).toBe("[DONE]");
+  expect(textOf(data)).toBe(text);
+}
+
 /** The router closes the upstream connection of request 0 on its own, well before the 60 s timeout. */
 async function expectUpstreamClosed(): Promise<void> {
   expect(fake.requests[0], "the request reached the upstream").toBeDefined();
@@ -107,10 +115,7 @@ describe("an upstream that holds its connection open once the answer is whole", 
   it("anthropic (message_delta, no message_stop): [DONE], stored, and the upstream request closed", async () => {
     fake.next({ contentType: SSE, body: MESSAGE_START + HELLO + MESSAGE_DELTA, rest: { stall: true } });
     const { status, data } = await stream("anthropic/claude-sonnet-4-5", { store: true });
-    expect(status).toBe(200);
-    expect(errorsOf(data)).toEqual([]);
-    expect(data.at(-1)).toBe("[DONE]");
-    expect(textOf(data)).toBe("Hello there");
+    expectWhole(status, data, "Hello there");
     expect(chunksOf(data).at(-1)!.choices[0]!.finish_reason).toBe("stop");
     expect((await stored(chunksOf(data)[0]!.id)).choices[0]).toMatchObject({ finish_reason: "stop", message: { content: "Hello there" } });
     await expectUpstreamClosed();
@@ -119,10 +124,7 @@ describe("an upstream that holds its connection open once the answer is whole", 
   it("gemini (last candidate with finishReason and usageMetadata): the usage chunk at once, [DONE], and the upstream request closed", async () => {
     fake.next({ contentType: SSE, body: geminiText("Hello") + geminiText(" there", "STOP"), rest: { stall: true } });
     const { status, data } = await stream("gemini/gemini-2.5-flash", { store: true, stream_options: { include_usage: true } });
-    expect(status).toBe(200);
-    expect(errorsOf(data)).toEqual([]);
-    expect(data.at(-1)).toBe("[DONE]");
-    expect(textOf(data)).toBe("Hello there");
+    expectWhole(status, data, "Hello there");
     // The usage of the event that finished the answer: the body's end is not waited for.
     expect(chunksOf(data).at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 } });
     expect((await stored(chunksOf(data)[0]!.id)).choices[0]).toMatchObject({ finish_reason: "stop", message: { content: "Hello there" } });
@@ -132,10 +134,7 @@ describe("an upstream that holds its connection open once the answer is whole", 
   it("gemini without usageMetadata: [DONE] a second after the finish reason, and the upstream request closed", async () => {
     fake.next({ contentType: SSE, body: geminiText("Hello", undefined, false) + geminiText(" there", "STOP", false), rest: { stall: true } });
     const { status, data } = await stream("gemini/gemini-2.5-flash", { store: true });
-    expect(status).toBe(200);
-    expect(errorsOf(data)).toEqual([]);
-    expect(data.at(-1)).toBe("[DONE]");
-    expect(textOf(data)).toBe("Hello there");
+    expectWhole(status, data, "Hello there");
     expect((await stored(chunksOf(data)[0]!.id)).choices[0]).toMatchObject({ finish_reason: "stop" });
     await expectUpstreamClosed();
   });
@@ -171,10 +170,7 @@ describe("an anthropic body that ends without message_stop", () => {
   it("after the stop_reason: a whole answer, [DONE] with the usage chunk, stored", async () => {
     fake.next({ contentType: SSE, body: MESSAGE_START + HELLO + MESSAGE_DELTA });
     const { status, data } = await stream("anthropic/claude-sonnet-4-5", { store: true, stream_options: { include_usage: true } });
-    expect(status).toBe(200);
-    expect(errorsOf(data)).toEqual([]);
-    expect(data.at(-1)).toBe("[DONE]");
-    expect(textOf(data)).toBe("Hello there");
+    expectWhole(status, data, "Hello there");
     expect(chunksOf(data).at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 } });
     expect((await stored(chunksOf(data)[0]!.id)).choices[0]).toMatchObject({ finish_reason: "stop", message: { content: "Hello there" } });
   });

@@ -1,4 +1,4 @@
-/** `router.app`: the router as an h3 app, made on first use, serving through the fetch handler. */
+/** `router.app`: the router's h3 app, the one every request goes through, served alone and mounted in another h3 app. */
 import { H3 } from "h3";
 import { expect, it } from "vitest";
 import { createRouter } from "@modelmux/core";
@@ -22,6 +22,14 @@ it("serves the router's routes, and mounts in another h3 app", async () => {
     });
     expect(chat.status).toBe(200);
     expect(((await chat.json()) as { object: string }).object).toBe("chat.completion");
+    // Mounted, the router's middleware still answer in its envelope, and its 404 covers its paths only.
+    const unauthorized = await host.request("/llm/v1/models");
+    expect(unauthorized.status).toBe(401);
+    expect(unauthorized.headers.get("x-request-id")).toBeTruthy();
+    expect(((await unauthorized.json()) as { error: { code: string } }).error.code).toBe("invalid_api_key");
+    const unknown = await host.request("/llm/v1/nope", { headers: { authorization: `Bearer ${TEST_KEY}` } });
+    expect(unknown.status).toBe(404);
+    expect(((await unknown.json()) as { error: { code: string } }).error.code).toBe("not_found");
     const refused = await router.app.request("/v1/models");
     expect(refused.status).toBe(401);
     expect(refused.headers.get("x-request-id")).toBeTruthy();

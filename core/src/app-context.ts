@@ -2,26 +2,20 @@
  * What the endpoints share: built once by `createRouter`, read on every request.
  */
 import type { ConsolaInstance } from "consola";
-import type { Authenticate } from "./server/auth/authenticate.ts";
 import type { OriginPolicy } from "./server/public-origin.ts";
 import type { ImageStore } from "./images/image-store.ts";
 import type { ModelTable } from "./models/model-table.ts";
 import type { Provider, Storage } from "./plugin.ts";
-import type { RateLimits } from "./rate-limit/acquire.ts";
 import type { RequestValidators } from "./validation/request-validators.ts";
 
 export interface AppContext {
   models: ModelTable;
   validators: RequestValidators;
-  authenticate: Authenticate;
-  bodyLimit: number;
   /** `server.upstream_body_limit`: what is kept of one upstream reply, a stored stream's answer too. */
   upstreamBodyLimit: number;
   logger: ConsolaInstance;
   /** Where `store: true` completions go; undefined when `storage` is not configured. */
   storage: Storage | undefined;
-  /** The limiter and the limits; undefined when the config sets none. Used via `acquireRateLimit`. */
-  rateLimits?: RateLimits | undefined;
   /** Generated images kept for their URLs (docs/interface.md, "Images"). */
   images: ImageStore;
   /** How the URLs of those images find the router's public origin (`server.public_url`, `server.trusted_proxies`). */

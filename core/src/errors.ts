@@ -93,7 +93,7 @@ export function bodyTooLarge(limitBytes: number): ModelmuxError {
     type: "invalid_request_error",
     code: "body_too_large",
     // The rest of the body is never buffered: the connection closes once the client has had the
-    // time to read this reply (the Node adapter discards what it still sends, for a bounded while).
+    // time to read this reply (`router.handler` discards what it still sends, for a bounded while).
     headers: { connection: "close" },
   });
 }

@@ -3,6 +3,16 @@
  */
 export { createRouter, type Router, type RouterOptions } from "./router.ts";
 export { startServer, type RunningServer } from "./server/listen.ts";
+// The router's h3 middleware (README, "Middleware"): the defaults' factories, and how a middleware of your own reads a request.
+export type { Middleware } from "h3";
+export { requestId, type RequestIdOptions } from "./server/middleware/request-id.ts";
+export { accessLog, type AccessLogOptions } from "./server/middleware/access-log.ts";
+export { auth, type AuthOptions } from "./server/middleware/auth.ts";
+export { bodyLimit, type BodyLimitOptions } from "./server/middleware/body-limit.ts";
+export { rateLimit, type RateLimitOptions } from "./server/middleware/rate-limit.ts";
+export { exchangeOf } from "./server/event-exchange.ts";
+export type { Exchange, EndListener } from "./server/exchange.ts";
+export type { Principal } from "./server/auth/authenticate.ts";
 export { loadConfigFile, readConfigFile, type ConfigFile, type LoadedConfigFile } from "./config/load-config.ts";
 export { ConfigError } from "./config/config-error.ts";
 export { createLogger, type Logger, type LoggerOptions } from "./logger.ts";

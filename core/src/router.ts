@@ -4,7 +4,7 @@
  * table built.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { H3 } from "h3";
+import type { H3, Middleware } from "h3";
 import type { AppContext } from "./app-context.ts";
 import { createRoutes } from "./server/routes.ts";
 import { createAuthenticator, type ApiKeyEntry } from "./server/auth/authenticate.ts";
@@ -16,11 +16,13 @@ import { resolveSwitchedOff } from "./config/resolve-switched-off.ts";
 import { createJwtVerifier } from "./server/auth/jwt.ts";
 import type { ModelmuxConfig } from "./config/types.ts";
 import { createHttpClient, type HttpClient } from "./upstream/client.ts";
-import { createDispatch } from "./server/auth-and-route.ts";
-import { createFetchHandler } from "./server/fetch-handler.ts";
-import { createH3App } from "./server/h3-app.ts";
-import { createNodeHandler } from "./server/node-handler.ts";
-import { createRouteTable } from "./server/route-table.ts";
+import { createApp } from "./server/app.ts";
+import { createNodeHandler } from "./server/node-entry.ts";
+import { accessLog } from "./server/middleware/access-log.ts";
+import { auth } from "./server/middleware/auth.ts";
+import { bodyLimit } from "./server/middleware/body-limit.ts";
+import { rateLimit } from "./server/middleware/rate-limit.ts";
+import { requestId } from "./server/middleware/request-id.ts";
 import { createImageStore } from "./images/image-store.ts";
 import { createLogger, type Logger } from "./logger.ts";
 import { buildModelTable, type ModelTable } from "./models/model-table.ts";
@@ -43,14 +45,21 @@ export interface RouterOptions {
   http?: HttpClient;
   /** Plugin definitions by reference, used instead of importing (`{ "my-provider": myPlugin }`). */
   plugins?: Record<string, PluginDefinition>;
+  /**
+   * The middleware every request passes before its route, given the defaults in their order
+   * (`requestId`, `accessLog`, `auth`, `bodyLimit`, `rateLimit`, each made from the config): return
+   * them reordered, replaced (by name) or with your own added (docs/architecture.md, "Middleware").
+   * @example middleware: (defaults) => [...defaults, function audit(event, next) { return next(); }]
+   */
+  middleware?: (defaults: readonly Middleware[]) => readonly Middleware[];
 }
 
 export interface Router {
-  /** The standard fetch handler: `(request) => response`. */
+  /** The standard fetch handler of `app`: `(request) => response`. */
   fetch(request: Request): Promise<Response>;
-  /** The Node handler: `(req, res)`, for `node:http`, Express, Fastify's raw server… */
+  /** The Node handler of `app`: `(req, res)`, for `node:http`, Express, Fastify's raw server… */
   handler(req: IncomingMessage, res: ServerResponse): void;
-  /** The router as an h3 app (made on first use), to mount in another h3 app. */
+  /** The router's h3 app, which every request goes through: to mount in another h3 app. */
   readonly app: H3;
   models: ModelTable;
   settings: ServerSettings;
@@ -109,26 +118,30 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
   const ctx: AppContext = {
     models,
     validators: createRequestValidators(),
-    authenticate,
-    bodyLimit: settings.bodyLimit,
     upstreamBodyLimit: settings.upstreamBodyLimit,
     logger,
     storage,
-    rateLimits,
     images: createImageStore({ storage }),
     originPolicy,
     responses,
   };
-  const dispatch = createDispatch(authenticate, createRouteTable(createRoutes(ctx)));
-  const fetch = createFetchHandler({ dispatch, logger });
-  let app: H3 | undefined;
+  const defaults = [
+    requestId(),
+    accessLog({ logger }),
+    auth({ authenticate }),
+    bodyLimit({ limit: settings.bodyLimit }),
+    ...(rateLimits ? [rateLimit({ limits: rateLimits })] : []),
+  ];
+  const writing = { logger, writeTimeoutMs: settings.writeTimeoutMs };
+  const app = createApp({ ...writing, routes: createRoutes(ctx), middleware: options.middleware ? options.middleware(defaults) : defaults });
 
   return {
-    fetch,
-    handler: createNodeHandler({ dispatch, logger, writeTimeoutMs: settings.writeTimeoutMs }),
-    get app() {
-      return (app ??= createH3App(fetch));
+    fetch(request) {
+      const response = app.fetch(request);
+      return response instanceof Promise ? response : Promise.resolve(response);
     },
+    handler: createNodeHandler(app, writing),
+    app,
     models,
     settings,
     logger,

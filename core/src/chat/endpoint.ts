@@ -42,7 +42,7 @@ interface ChatCall {
 
 export function createChatCompletionHandler(ctx: AppContext) {
   return async function createChatCompletion(x: Exchange): Promise<Reply> {
-    const request = ctx.validators.chat(await readJsonBody(x, ctx.bodyLimit));
+    const request = ctx.validators.chat(await readJsonBody(x));
     const entry = ctx.models.resolve(request.model);
     x.model = entry.name;
     assertChatCapabilities(request, entry.capabilities, entry.name);
@@ -55,7 +55,7 @@ export function createChatCompletionHandler(ctx: AppContext) {
     }
     const providerRequest = toProviderRequest(request, entry.model);
     // Last step before the upstream call: a request refused by any check above never counts.
-    const granted = acquireRateLimit(ctx, x, { provider: entry.provider, reserve: tokenReservation(request) });
+    const granted = acquireRateLimit(x, { provider: entry.provider, reserve: tokenReservation(request) });
     const grant = granted instanceof Promise ? await granted : granted;
     const chat: ChatCall = {
       ctx,

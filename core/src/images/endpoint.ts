@@ -38,7 +38,7 @@ export function createImageHandlers(ctx: AppContext) {
 
   return {
     async generateImages(x: Exchange): Promise<Reply> {
-      const request = ctx.validators.images(await readJsonBody(x, ctx.bodyLimit));
+      const request = ctx.validators.images(await readJsonBody(x));
       const entry = ctx.models.resolve(request.model);
       x.model = entry.name;
       assertImageCapabilities(request, entry.capabilities, entry.imageOptions, entry.name);
@@ -52,7 +52,7 @@ export function createImageHandlers(ctx: AppContext) {
       }
       const call = providerCall(x, entry.model, entry.timeoutMs);
       // Last step before the upstream call: a request refused by any check above never counts.
-      const grant = await acquireRateLimit(ctx, x, { provider: entry.provider });
+      const grant = await acquireRateLimit(x, { provider: entry.provider });
       const reply = await provider.images({ ...request, model: entry.model }, call).catch((error: unknown) => {
         grant.settle();
         throw toUpstreamError(error, entry.provider, entry.timeoutMs);

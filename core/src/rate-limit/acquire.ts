@@ -130,9 +130,9 @@ function tooLarge(rule: ScopedRule, reserve: TokenReservation) {
 
 /**
  * Counts one request against the rate limits of its app, its developer and its provider
- * (`rate_limit` and `providers.<name>.rate_limit`), atomically, before the upstream call. The
- * caller's scope is `x.principal` (set by authentication: an API key's app and developer, or a
- * JWT's claims).
+ * (`rate_limit` and `providers.<name>.rate_limit`; the `rateLimit` middleware puts them on
+ * `x.rateLimits`), atomically, before the upstream call. The caller's scope is `x.principal`
+ * (set by the `auth` middleware: an API key's app and developer, or a JWT's claims).
  *
  * Call it after validation and capability checks (a refused or invalid request must not count),
  * immediately before calling the provider, and call `settle` on the grant exactly once: with the
@@ -142,7 +142,7 @@ function tooLarge(rule: ScopedRule, reserve: TokenReservation) {
  * @throws 429 `rate_limit_error` / `rate_limit_exceeded` with `retry-after`, `retry-after-ms` and
  *   the `x-ratelimit-*` headers, when any limit is reached; nothing is counted then.
  * @example
- * const grant = await acquireRateLimit(ctx, x, { provider: entry.provider, reserve: tokenReservation(request) });
+ * const grant = await acquireRateLimit(x, { provider: entry.provider, reserve: tokenReservation(request) });
  * try {
  *   const reply = await entry.instance.chat(providerRequest, call);
  *   grant.settle(reply.usage);
@@ -152,9 +152,9 @@ function tooLarge(rule: ScopedRule, reserve: TokenReservation) {
  *   throw error;
  * }
  */
-export function acquireRateLimit(ctx: { rateLimits?: RateLimits | undefined }, x: Exchange, input: RateLimitInput): RateLimitGrant | Promise<RateLimitGrant> {
+export function acquireRateLimit(x: Exchange, input: RateLimitInput): RateLimitGrant | Promise<RateLimitGrant> {
   // Without limits the grant is known at once: no promise to await on every request.
-  const limits = ctx.rateLimits;
+  const limits = x.rateLimits;
   return limits ? acquire(limits, x, input) : NO_LIMIT;
 }
 
@@ -190,7 +190,7 @@ async function acquire(limits: RateLimits, x: Exchange, input: RateLimitInput): 
 
 /**
  * Wraps a stream's frames so that `settle` runs once they end, or when the reply is abandoned
- * (`return()` by the adapter when the client leaves, even before the first frame). For SSE replies:
+ * (`return()` by the reply writer when the client leaves, even before the first frame). For SSE replies:
  * `sseReply(headers, settleAfterStream(frames, () => grant.settle(usage)))`.
  */
 export function settleAfterStream<T>(frames: AsyncIterator<T>, settle: () => void): AsyncIterator<T> {

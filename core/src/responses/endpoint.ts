@@ -49,7 +49,7 @@ export function createResponsesHandlers(ctx: AppContext) {
     const { provider, instance, timeoutMs } = target;
     if (!instance.responses) throw notFound(`The responses API is off: provider '${provider}' cannot forward it`);
     const call = providerCall(x, "", timeoutMs);
-    const grant = await acquireRateLimit(ctx, x, { provider, ...(reserve && { reserve }) });
+    const grant = await acquireRateLimit(x, { provider, ...(reserve && { reserve }) });
     const reply: ForwardReply = await instance.responses(request, call).catch((error: unknown) => {
       grant.settle();
       throw toUpstreamError(error, provider, timeoutMs);
@@ -90,7 +90,7 @@ export function createResponsesHandlers(ctx: AppContext) {
   return {
     async createResponse(x: Exchange) {
       const target = targetFor(ctx, x);
-      const body = ctx.validators.responses(await readJsonBody(x, ctx.bodyLimit));
+      const body = ctx.validators.responses(await readJsonBody(x));
       const entry = ctx.models.resolve(body.model);
       x.model = entry.name;
       if (entry.provider !== target.provider) {

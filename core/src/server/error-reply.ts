@@ -1,5 +1,5 @@
 /**
- * The one place where a thrown error becomes a reply (docs/interface.md, "Errors"), for both adapters: ours as they
+ * The one place where a thrown error becomes a reply (docs/interface.md, "Errors"), for both ways a reply is written (`node-reply.ts`, `web-reply.ts`): ours as they
  * are, any failure once the client has hung up as a 499 for the log (nobody reads a reply), anything
  * else as the 500 of a bug, logged with its stack but never sent.
  */
@@ -33,12 +33,13 @@ export function errorReplyOf(error: unknown, x: Exchange, logger: ConsolaInstanc
   if (x.abort.aborted) {
     // The client left (mid-body, or while the provider worked): what failed after is its doing.
     logger.debug(`client closed ${x.method} ${loggedPath(x.path)}`, { request_id: x.requestId }, error);
-    return { status: CLIENT_CLOSED, headers: { "x-request-id": x.requestId }, body: null };
+    return { status: CLIENT_CLOSED, headers: x.requestId ? { "x-request-id": x.requestId } : {}, body: null };
   }
   const mapped = error instanceof ModelmuxError ? error : internalError(error);
   if (mapped.status >= 500 && mapped.code === "internal_error") {
     logger.error(`internal error on ${x.method} ${loggedPath(x.path)}`, { request_id: x.requestId }, mapped.cause);
   }
-  const headers: Record<string, string> = { "content-type": JSON_TYPE, ...x.rateLimitHeaders, ...mapped.headers, "x-request-id": x.requestId };
+  const headers: Record<string, string> = { "content-type": JSON_TYPE, ...x.rateLimitHeaders, ...mapped.headers };
+  if (x.requestId) headers["x-request-id"] = x.requestId;
   return { status: mapped.status, headers, body: JSON.stringify(mapped.toEnvelope()) };
 }

@@ -1,11 +1,13 @@
 /**
- * What an endpoint sees of one request, whichever server runs the router. The Node adapter
- * (`node-handler.ts`, straight on `IncomingMessage`/`ServerResponse`) and the fetch adapter
- * (`fetch-handler.ts`, web `Request`/`Response`) each implement it, so one endpoint serves both and
- * no endpoint touches a runtime object.
+ * What an endpoint sees of one request, whichever way it came into the h3 app: `NodeExchange`
+ * (`node-exchange.ts`, straight on `IncomingMessage`/`ServerResponse`, for `router.handler`) or
+ * `WebExchange` (`web-exchange.ts`, the event's web `Request`, for `router.fetch` and a mounted
+ * app). One endpoint serves both, and no endpoint touches a runtime object. The middleware
+ * (`middleware/`) fill in what they own: the request id, the principal, the body limit, the rate
+ * limits, and the listeners told when the reply has ended.
  */
-import { randomUUID } from "node:crypto";
 import type { Principal } from "./auth/authenticate.ts";
+import type { RateLimits } from "../rate-limit/acquire.ts";
 import type { Usage } from "../types/chat.ts";
 import type { AbortHook } from "../upstream/call-abort.ts";
 import { RequestAbort } from "./request-abort.ts";
@@ -38,8 +40,19 @@ export interface Exchange {
   /** The same as an `AbortSignal`, made on first use (an AbortController per request costs). */
   readonly signal: AbortSignal;
 
-  /** Given by the client (when short and plain) or made here; echoed as `x-request-id`. */
-  readonly requestId: string;
+  /**
+   * Set by the `requestId` middleware (the client's when short and plain, else a new one) and
+   * echoed as `x-request-id`; `""` when no middleware set one (then no header is sent).
+   */
+  requestId: string;
+  /** What the request's body may weigh, in bytes (`bodyLimit` middleware); a 413 past it. */
+  bodyLimit: number;
+  /** The limiter and limits that apply (`rateLimit` middleware); none without it. */
+  rateLimits: RateLimits | undefined;
+  /** Adds a listener told once the reply has ended (written, or abandoned): the access log's hook. */
+  onEnd(listener: EndListener): void;
+  /** Tells the `onEnd` listeners, once; the reply writers call it. `closed` says why the router cut the reply short. */
+  end(status: number, closed?: string): void;
   /** `performance.now()` when the request arrived, for the access log. */
   readonly startedAt: number;
   /** Who is calling; set by authentication on `/v1/` paths. */
@@ -52,34 +65,51 @@ export interface Exchange {
   rateLimitHeaders?: Readonly<Record<string, string>>;
 }
 
-/** A client's own request id is kept when it is short and plain, so it cannot forge log lines. */
-const CLIENT_REQUEST_ID = /^[\w.:-]{1,128}$/;
+/** Told the reply's status once it has ended; `closed` when the router closed it early (`write_timeout`). */
+export type EndListener = (x: Exchange, status: number, closed: string | undefined) => void;
 
-/** The request id of a request: the client's `x-request-id` when plain, else a new UUID. */
-export function requestIdFor(given: string | undefined): string {
-  return given !== undefined && CLIENT_REQUEST_ID.test(given) ? given : randomUUID();
-}
+/** The body limit when no `bodyLimit` middleware sets one: `server.body_limit`'s default. */
+export const DEFAULT_BODY_LIMIT = 10 * 1024 * 1024;
 
 /** The parameters of a route without any (shared, frozen). */
 export const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
 
-/** The state every adapter's exchange keeps the same way. */
+/** The state both exchanges keep the same way. */
 export abstract class BaseExchange implements Exchange {
   params: Readonly<Record<string, string>> = NO_PARAMS;
   principal?: Principal;
   model?: string;
   usage?: Usage;
   rateLimitHeaders?: Readonly<Record<string, string>>;
+  requestId = "";
+  bodyLimit = DEFAULT_BODY_LIMIT;
+  rateLimits: RateLimits | undefined = undefined;
   readonly abort = new RequestAbort();
   private parsedQuery: URLSearchParams | undefined;
+  /** Usually one listener (the access log): kept as is, an array only for more. */
+  private endListeners: EndListener | EndListener[] | undefined;
+  private ended = false;
 
   constructor(
     readonly method: string,
     readonly path: string,
     readonly search: string,
-    readonly requestId: string,
     readonly startedAt: number,
   ) {}
+
+  onEnd(listener: EndListener): void {
+    const current = this.endListeners;
+    this.endListeners = current === undefined ? listener : Array.isArray(current) ? [...current, listener] : [current, listener];
+  }
+
+  end(status: number, closed?: string): void {
+    if (this.ended) return;
+    this.ended = true;
+    const listeners = this.endListeners;
+    if (listeners === undefined) return;
+    if (!Array.isArray(listeners)) listeners(this, status, closed);
+    else for (const listener of listeners) listener(this, status, closed);
+  }
 
   abstract readonly origin: string;
   abstract readonly peerAddress: string | undefined;

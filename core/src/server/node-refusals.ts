@@ -10,7 +10,7 @@ import type { Duplex } from "node:stream";
 import type { Socket } from "node:net";
 import { chunkExtensionsTooLarge, headersTimedOut, headersTooLarge, invalidRequest, requestTimedOut, type ModelmuxError } from "../errors.ts";
 import type { Logger } from "../logger.ts";
-import { requestIdFor } from "./exchange.ts";
+import { requestIdFor } from "./middleware/request-id.ts";
 import { endWritten } from "./node-reply-stall.ts";
 import { failBodyRead } from "./node-request-body.ts";
 import { JSON_TYPE } from "./reply.ts";

@@ -4,9 +4,8 @@
  * upstream released when the client leaves early, or stops reading for `server.write_timeout`.
  */
 import type { ServerResponse } from "node:http";
-import type { Logger } from "../logger.ts";
-import { logAccess } from "./access-log.ts";
-import type { Exchange } from "./exchange.ts";
+import type { NodeExchange } from "./node-exchange.ts";
+import type { ReplyWriting } from "./node-reply.ts";
 import { awaitWritten, endWritten, WRITE_TIMEOUT_CLOSED } from "./node-reply-stall.ts";
 import type { SseReply } from "./reply.ts";
 
@@ -68,9 +67,11 @@ function flushBatch(batch: SseBatch): void {
  * Writes the frames as they come, with backpressure; the last batch leaves with the end, in one write.
  * A wait for the client that outlasts `writeTimeoutMs` closes the connection (`node-reply-stall.ts`).
  */
-export async function writeSse(logger: Logger, x: Exchange, res: ServerResponse, reply: SseReply, writeTimeoutMs: number): Promise<void> {
+export async function writeSse(w: ReplyWriting, x: NodeExchange, reply: SseReply): Promise<void> {
   const { frames } = reply;
-  res.writeHead(200, { ...reply.headers, "x-request-id": x.requestId });
+  const { res } = x;
+  const { logger, writeTimeoutMs } = w;
+  res.writeHead(200, x.requestId ? { ...reply.headers, "x-request-id": x.requestId } : reply.headers);
   const batch = new SseBatch(res);
   batch.schedule();
   let complete = false;
@@ -103,6 +104,6 @@ export async function writeSse(logger: Logger, x: Exchange, res: ServerResponse,
     if (!complete) await frames.return?.();
     const rest = batch.take();
     if (!res.writableEnded && written) written = await endWritten(res, rest === "" ? undefined : rest, writeTimeoutMs);
-    logAccess(logger, x, 200, written ? undefined : WRITE_TIMEOUT_CLOSED);
+    x.end(200, written ? undefined : WRITE_TIMEOUT_CLOSED);
   }
 }

@@ -1,8 +1,8 @@
 /**
  * Reads a JSON request body with the checks of docs/interface.md, "Request bodies", in this order:
- * 415 for a body that is not declared JSON, 413 for one over `server.body_limit` (from
- * content-length when sent, else while reading), 400 for one nested deeper than `MAX_BODY_DEPTH`
- * and for one that does not parse. Every JSON body of every endpoint comes through here, so these
+ * 415 for a body that is not declared JSON, 413 for one over `x.bodyLimit` (the `bodyLimit`
+ * middleware's; from content-length when sent, else while reading), 400 for one nested deeper
+ * than `MAX_BODY_DEPTH` and for one that does not parse. Every JSON body of every endpoint comes through here, so these
  * checks hold before any other work.
  */
 import { bodyTooLarge, invalidRequest, unsupportedMediaType } from "../errors.ts";
@@ -21,7 +21,8 @@ function bomLength(raw: Buffer): number {
  * Returns the parsed JSON body of a POST.
  * @throws 415, 413 or 400 in the envelope
  */
-export async function readJsonBody(x: Exchange, limit: number): Promise<unknown> {
+export async function readJsonBody(x: Exchange): Promise<unknown> {
+  const limit = x.bodyLimit;
   const contentType = x.header("content-type");
   if (!contentType || !JSON_TYPE.test(contentType)) throw unsupportedMediaType(contentType ?? null);
   const declared = x.header("content-length");

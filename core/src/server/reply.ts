@@ -1,7 +1,9 @@
 /**
- * What an endpoint returns: a description of its reply that each adapter writes its own way (the
- * Node adapter straight to the socket, the fetch adapter as a `Response`). Three kinds: a JSON body
- * (already serialised), bytes with their content type, and a Server-Sent Events stream.
+ * What an endpoint returns: a description of its reply that the reply writer (`write-replies.ts`)
+ * writes one of two ways (straight to the socket on `router.handler`, as a `Response` otherwise).
+ * Three kinds: a JSON body (already serialised), bytes with their content type, and a
+ * Server-Sent Events stream. Made by the functions below only, as instances of `EndpointReply`, so
+ * the writer tells them apart from what an embedder's own h3 handler returns.
  */
 import type { SseFrame } from "../sse/write.ts";
 
@@ -37,23 +39,63 @@ export interface SseReply {
 
 export type Reply = JsonReply | BytesReply | SseReply;
 
+/** The class of every reply made here. */
+export abstract class EndpointReply {}
+
+class Json extends EndpointReply implements JsonReply {
+  readonly kind = "json";
+  constructor(
+    readonly status: number,
+    readonly body: string,
+    readonly headers: Headers | undefined,
+  ) {
+    super();
+  }
+}
+
+class Bytes extends EndpointReply implements BytesReply {
+  readonly kind = "bytes";
+  constructor(
+    readonly status: number,
+    readonly body: Buffer | null,
+    readonly headers: Headers,
+  ) {
+    super();
+  }
+}
+
+class Sse extends EndpointReply implements SseReply {
+  readonly kind = "sse";
+  constructor(
+    readonly headers: Headers,
+    readonly frames: AsyncIterator<SseFrame>,
+  ) {
+    super();
+  }
+}
+
+/** Whether `value` is a reply an endpoint made. */
+export function isReply(value: unknown): value is Reply {
+  return value instanceof EndpointReply;
+}
+
 /**
  * A JSON reply of a value, serialised here.
  * @example return jsonReply({ status: "ok" });
  */
 export function jsonReply(value: unknown, status = 200, headers?: Headers): JsonReply {
-  return { kind: "json", status, body: JSON.stringify(value), headers };
+  return new Json(status, JSON.stringify(value), headers);
 }
 
 /** A JSON reply whose text is already made (a prebuilt list, a body relayed as received). */
 export function jsonTextReply(body: string, status = 200, headers?: Headers): JsonReply {
-  return { kind: "json", status, body, headers };
+  return new Json(status, body, headers);
 }
 
 export function bytesReply(body: Buffer | null, headers: Headers, status = 200): BytesReply {
-  return { kind: "bytes", status, body, headers };
+  return new Bytes(status, body, headers);
 }
 
 export function sseReply(headers: Headers, frames: AsyncIterator<SseFrame>): SseReply {
-  return { kind: "sse", headers, frames };
+  return new Sse(headers, frames);
 }

@@ -1,6 +1,6 @@
 /**
- * "The client went away": the hook of one incoming request, which the adapters fire when the
- * client leaves before its reply is written. What listens to it, and why it is not an
+ * "The client went away": the hook of one incoming request, which the Node entry and the web
+ * exchange fire when the client leaves before its reply is written. What listens to it, and why it is not an
  * `AbortController`: `upstream/call-abort.ts`.
  */
 import { ControllerListener, type AbortHook, type AbortListener } from "../upstream/call-abort.ts";

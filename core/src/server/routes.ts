@@ -1,7 +1,7 @@
 /**
- * The router's routes: every path it serves, with its handler per method. Both adapters (Node and
- * fetch) serve this one table; GET paths answer HEAD too (load balancers' health checks use it),
- * except the forwarded responses API. Authentication applies to `/v1/` paths (`auth-and-route.ts`).
+ * The router's routes: every path it serves, with its handler per method, put on the h3 app by
+ * `route-handlers.ts`. GET paths answer HEAD too (load balancers' health checks use it),
+ * except the forwarded responses API. Authentication applies to `/v1/` paths (`middleware/auth.ts`).
  */
 import type { AppContext } from "../app-context.ts";
 import { createChatCompletionHandler } from "../chat/endpoint.ts";
@@ -10,7 +10,7 @@ import { createModelsHandler } from "../models/endpoint.ts";
 import { createResponsesHandlers } from "../responses/endpoint.ts";
 import { createStoredCompletionHandlers } from "../stored/endpoint.ts";
 import { jsonTextReply } from "./reply.ts";
-import type { Handler, Route } from "./route-table.ts";
+import type { Handler, Route } from "./route-handlers.ts";
 import { IMAGE_FILES_PATH } from "../images/image-store.ts";
 
 const HEALTHY = jsonTextReply('{"status":"ok"}');

@@ -1,7 +1,7 @@
 /**
- * Server-Sent Events as the client gets them: the reply headers and the `data:` frame. The adapters
+ * Server-Sent Events as the client gets them: the reply headers and the `data:` frame. The reply writers
  * write the frames (`server/node-sse-reply.ts` straight to the socket, batched per tick, with
- * backpressure; `server/fetch-handler.ts` as a pulled `ReadableStream`).
+ * backpressure; `server/web-reply.ts` as a pulled `ReadableStream`).
  */
 
 export const SSE_HEADERS: Readonly<Record<string, string>> = {

@@ -74,7 +74,7 @@ export function createStoredCompletionHandlers(ctx: AppContext) {
     async updateCompletion(x: Exchange): Promise<Reply> {
       const storage = storageOf(ctx);
       const id = idOf(x);
-      const { metadata } = ctx.validators.metadataUpdate(await readJsonBody(x, ctx.bodyLimit));
+      const { metadata } = ctx.validators.metadataUpdate(await readJsonBody(x));
       const updated = await fromStorage(x, "update this stored chat completion", storage.updateMetadata(completionOwnerOf(x.principal), id, metadata ?? {}));
       if (!updated) throw unknownId(id);
       return jsonReply(completionView(updated));

@@ -1,0 +1,70 @@
+/**
+ * Turns a reply into a web `Response`, for requests that came as a web `Request` (`router.fetch`, a
+ * mounted app): a stream becomes a `ReadableStream` pulled by the client, so a slow reader slows
+ * the upstream read. The exchange's `end` is told when the body is made (JSON) or fully read (SSE).
+ */
+import type { Logger } from "../logger.ts";
+import type { SseFrame } from "../sse/write.ts";
+import { errorReplyOf } from "./error-reply.ts";
+import type { Exchange } from "./exchange.ts";
+import { JSON_TYPE, type Reply } from "./reply.ts";
+
+/** A Buffer as a `Response` body, without a copy (the DOM typings want `Uint8Array<ArrayBuffer>`). */
+function asBody(bytes: Buffer): BodyInit {
+  return bytes as unknown as BodyInit;
+}
+
+/** The frames as a byte stream that the reader pulls. */
+function frameStream(frames: AsyncIterator<SseFrame>, onEnd: () => void): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  let ended = false;
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    onEnd();
+  };
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { done, value } = await frames.next();
+        if (done) {
+          controller.close();
+          end();
+        } else controller.enqueue(typeof value === "string" ? encoder.encode(value) : value);
+      } catch (error) {
+        controller.error(error);
+        end();
+      }
+    },
+    async cancel() {
+      try {
+        await frames.return?.();
+      } finally {
+        end();
+      }
+    },
+  });
+}
+
+function withRequestId(headers: Record<string, string>, x: Exchange): Record<string, string> {
+  if (x.requestId) headers["x-request-id"] = x.requestId;
+  return headers;
+}
+
+export function webReply(x: Exchange, reply: Reply): Response {
+  if (reply.kind === "sse") {
+    const body = frameStream(reply.frames, () => x.end(200));
+    return new Response(body, { status: 200, headers: withRequestId({ ...reply.headers }, x) });
+  }
+  const headers: Record<string, string> = reply.kind === "json" ? { "content-type": JSON_TYPE } : {};
+  if (reply.headers) Object.assign(headers, reply.headers);
+  const body = x.method === "HEAD" || reply.body === null ? null : typeof reply.body === "string" ? reply.body : asBody(reply.body);
+  x.end(reply.status);
+  return new Response(body, { status: reply.status, headers: withRequestId(headers, x) });
+}
+
+export function webErrorReply(logger: Logger, x: Exchange, error: unknown): Response {
+  const { status, headers, body } = errorReplyOf(error, x, logger);
+  x.end(status);
+  return new Response(body, { status, headers });
+}

@@ -1,6 +1,7 @@
 /**
- * Another app built on web standards (here h3 v2; Hono, Bun or Deno take the same fetch handler)
- * that mounts modelmux's `fetch` under /llm next to its own routes.
+ * Another h3 v2 app that mounts modelmux's own h3 app (`router.app`) under /llm next to its own
+ * routes. Hono, Bun or Deno take `router.fetch` instead: `app.mount("/llm", { fetch: router.fetch })`
+ * in h3 does the same through the fetch handler.
  * Run: npx tsx examples/embed-fetch-h3/server.ts, then
  *   curl -H "Authorization: Bearer sk-example" http://127.0.0.1:3001/llm/v1/models
  */
@@ -16,8 +17,8 @@ export async function createHostApp(apiKey = process.env.MODELMUX_API_KEY ?? "sk
   });
   const app = new H3();
   app.get("/", () => ({ app: "the host's own API" }));
-  // h3 strips the mount base before calling the handler, so modelmux sees /v1/... as usual.
-  app.mount("/llm", { fetch: router.fetch });
+  // h3 strips the mount base while modelmux's middleware run, so modelmux sees /v1/... as usual.
+  app.mount("/llm", router.app);
   return { app, router };
 }
 

@@ -26,6 +26,6 @@ export function createApp(options: AppOptions): H3 {
   });
   app.use(writer.middleware);
   for (const middleware of options.middleware) app.use(middleware);
-  addRoutes(app, options.routes);
+  addRoutes(app, options.routes, writer);
   return app;
 }

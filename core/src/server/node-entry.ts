@@ -29,7 +29,7 @@ export function createNodeHandler(app: H3, w: ReplyWriting): (req: IncomingMessa
   const { fetch } = app;
 
   function sendUnwritten(x: NodeExchange, response: Response): void {
-    if (x.written || x.res.headersSent || x.res.destroyed) return;
+    if (x.taken || x.res.headersSent || x.res.destroyed) return;
     sendNodeResponse(x.res, response).catch((error: unknown) => w.logger.warn("sending a reply failed", error));
   }
 

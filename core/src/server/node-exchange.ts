@@ -20,8 +20,8 @@ function localAuthority(socket: Socket): string {
 }
 
 export class NodeExchange extends BaseExchange {
-  /** The reply writer has taken the response: what the app returns for it is not sent again. */
-  written = false;
+  /** The reply writer has taken the response: what the app returns for it is not sent. */
+  taken = false;
 
   constructor(
     readonly req: IncomingMessage,

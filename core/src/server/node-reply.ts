@@ -22,7 +22,7 @@ export interface ReplyWriting {
 
 export function writeNodeReply(w: ReplyWriting, x: NodeExchange, reply: Reply): void {
   const { res } = x;
-  x.written = true;
+  x.taken = true;
   if (res.destroyed) {
     // The client left while the reply was made: nobody reads it. A stream still releases its source.
     if (reply.kind === "sse") void reply.frames.return?.();
@@ -59,7 +59,7 @@ function endReply(w: ReplyWriting, x: NodeExchange, status: number, body: string
 
 export function writeNodeError(w: ReplyWriting, x: NodeExchange, error: unknown): void {
   const { res } = x;
-  x.written = true;
+  x.taken = true;
   const { status, headers, body } = errorReplyOf(error, x, w.logger);
   if (!res.headersSent && !res.destroyed) {
     // A body refused while the client still sends it: the reply must reach the client first. One

@@ -10,6 +10,7 @@ import { invalidRequest, methodNotAllowed, notFound } from "../errors.ts";
 import { exchangeOf } from "./event-exchange.ts";
 import type { Exchange } from "./exchange.ts";
 import type { Reply } from "./reply.ts";
+import type { ReplyWriter } from "./write-replies.ts";
 
 export type Handler = (x: Exchange) => Reply | Promise<Reply>;
 
@@ -67,9 +68,9 @@ function paramsMatcher(path: string): (x: Exchange) => boolean {
 
 /**
  * Adds `routes` to `app`, then the 404 for every other path.
- * @example addRoutes(app, [{ path: "/healthz", methods: { GET: health, HEAD: health } }]);
+ * @example addRoutes(app, [{ path: "/healthz", methods: { GET: health, HEAD: health } }], writer);
  */
-export function addRoutes(app: H3, routes: readonly Route[]): void {
+export function addRoutes(app: H3, routes: readonly Route[], writer: ReplyWriter): void {
   for (const route of routes) {
     const matches = paramsMatcher(route.path);
     for (const method of METHOD_ORDER) {
@@ -77,7 +78,8 @@ export function addRoutes(app: H3, routes: readonly Route[]): void {
       if (!handler) continue;
       app.on(method, route.path, function routeHandler(event) {
         const x = exchangeOf(event);
-        return matches(x) ? handler(x) : unknownRoute(x);
+        if (!matches(x)) unknownRoute(x);
+        return writer.respond(x, handler);
       });
     }
     const allow = METHOD_ORDER.filter((method) => route.methods[method]);

@@ -5,20 +5,7 @@
  * provider kit"). The translation lives in `request.ts`, `response.ts` and
  * `stream.ts`; the wire format in `parrot-api.ts`.
  */
-import {
-  apiRoot,
-  defineProvider,
-  joinUrl,
-  postUpstream,
-  readUpstreamText,
-  upstreamHeaders,
-  type ChatRequest,
-  type FromSchema,
-  type HttpResponse,
-  type PluginContext,
-  type Provider,
-  type ProviderCall,
-} from "@modelmux/core";
+import { apiRoot, defineProvider, joinUrl, postUpstream, readUpstreamText, upstreamHeaders, type ChatRequest, type FromSchema, type HttpResponse, type PluginContext, type Provider, type ProviderCall } from "@modelmux/core";
 import { toParrotRequest } from "./request.ts";
 import { parrotErrors, parseReplyText } from "./response.ts";
 import { readParrotStream } from "./stream.ts";

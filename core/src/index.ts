@@ -77,3 +77,5 @@ export { parseJsonArgument, type JsonArgumentOptions } from "./utils/json-argume
 export { choiceCount } from "./chat/chunk-check.ts";
 export type * from "./types/chat.ts";
 export type { ModelmuxConfig, ProviderConfig } from "./config/types.ts";
+export type { FromSchema } from "./plugins/options-type.ts";
+export * from "./provider-kit/index.ts";

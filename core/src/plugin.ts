@@ -17,6 +17,9 @@ import type { StorageDefinition } from "./plugins/storage-contract.ts";
 import type { ImageGenerationRequest } from "./schemas/images-request.ts";
 import type { ChatCompletion, ChatCompletionWithoutUsage, ChatRequest, ChatStreamItem } from "./types/chat.ts";
 import type { ImageOption, ImagesResponse } from "./types/images.ts";
+import type { FromSchema } from "./plugins/options-type.ts";
+
+export type { FromSchema } from "./plugins/options-type.ts";
 
 export {
   defineStorage,
@@ -193,15 +196,26 @@ export interface ProviderDefinition<Options = Record<string, unknown>> {
 
 export type PluginDefinition = ProviderDefinition<never> | StorageDefinition<never> | RateLimiterDefinition<never>;
 
+/** The options type of a definition: the explicit type argument, else read from the schema. */
+type OptionsOf<Explicit, Schema> = [Explicit] extends [never] ? FromSchema<Schema> : Explicit;
+
 /**
- * Defines a provider plugin.
+ * Defines a provider plugin. `setup`'s options are typed from `optionsSchema` (`FromSchema`,
+ * `plugins/options-type.ts`) when the schema is a literal: inline, or a constant declared `as
+ * const`. A plugin that names its options type instead (`defineProvider<MyOptions>(…)`) keeps it.
  * @example
- * export default defineProvider<{ base_url: string }>({
+ * export default defineProvider({
  *   name: "acme",
  *   optionsSchema: { type: "object", properties: { base_url: { type: "string" } }, required: ["base_url"] },
- *   setup(options, ctx) { return { capabilities: () => ({ tools: true }), chat, chatStream }; },
+ *   setup(options, ctx) { // options: { base_url: string }
+ *     return { capabilities: () => ({ tools: true }), chat, chatStream };
+ *   },
  * });
  */
-export function defineProvider<Options>(definition: Omit<ProviderDefinition<Options>, "kind">): ProviderDefinition<Options> {
+export function defineProvider<Explicit = never, const Schema extends JsonSchema = JsonSchema>(definition: {
+  name: string;
+  optionsSchema: Schema;
+  setup(options: NoInfer<OptionsOf<Explicit, Schema>>, ctx: PluginContext): Provider | Promise<Provider>;
+}): ProviderDefinition<OptionsOf<Explicit, Schema>> {
   return { kind: "provider", ...definition };
 }

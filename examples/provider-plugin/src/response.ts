@@ -2,7 +2,19 @@
  * Parrot replies -> the normalised forms: a `/v2/generate` JSON reply -> `chat.completion`, and an
  * error reply -> the core's error. Pure functions of what the plugin read.
  */
-import { headerValue, parseUpstreamJson, providerError, upstreamError, type ChatCompletion, type FinishReason, type ModelmuxError, type ToolCall, type UpstreamErrorReply, type Usage } from "@modelmux/core";
+import {
+  errorMapper,
+  parseUpstreamJson,
+  upstreamError,
+  type ChatCompletion,
+  type ErrorMapper,
+  type FinishReason,
+  type ModelmuxError,
+  type ToolCall,
+  type UpstreamErrorInfo,
+  type UpstreamErrorReply,
+  type Usage,
+} from "@modelmux/core";
 import type { ParrotCall, ParrotProblem, ParrotReply, ParrotTokens } from "./parrot-api.ts";
 
 const FINISH: Record<string, FinishReason> = { complete: "stop", budget: "length", stop_word: "stop", tool: "tool_calls" };
@@ -55,29 +67,24 @@ export function parseReplyText(text: string, context: { provider: string; model:
   return toChatCompletion(parseUpstreamJson(text, context.provider) as ParrotReply, context);
 }
 
-/** Reads `{"problem": {"kind", "detail"}}`, or falls back to the body text (a proxy's HTML page). */
-export function readProblem(status: number, text: string): ParrotProblem {
-  try {
-    const { problem } = JSON.parse(text) as { problem?: Partial<ParrotProblem> };
-    if (typeof problem?.detail === "string") return { kind: problem.kind ?? "unknown", detail: problem.detail };
-  } catch {
-    // Not JSON: use the text itself.
-  }
-  const flat = text.replace(/\s+/g, " ").trim().slice(0, 200);
-  return { kind: "unknown", detail: flat || `HTTP ${status} with an empty body` };
+/**
+ * Reads Parrot's `{"problem": {"kind", "detail"}}` for the core's error mapping; a body that is
+ * not one (a proxy's HTML page) is read by the kit as text.
+ */
+export function readProblem(payload: unknown): UpstreamErrorInfo | undefined {
+  const problem = (payload as { problem?: Partial<ParrotProblem> } | null)?.problem;
+  if (typeof problem?.detail !== "string") return undefined;
+  const code = typeof problem.kind === "string" ? problem.kind : null;
+  return { message: problem.detail, code, type: null, status: null, httpStatus: null, param: null, retryDelay: null };
 }
 
 /**
- * An error reply -> the error the core sends. `providerError` owns the status mapping (4xx kept,
- * 429 with `retry-after`, 5xx -> 502); Parrot's `kind` becomes the `code` of a 4xx.
+ * The provider's error mapping (the core's `errorMapper`, which owns the status mapping: 4xx
+ * kept, 429 with `retry-after`, 5xx -> 502); Parrot's `kind` becomes the `code` of a 4xx.
  */
+export const parrotErrors = (provider: string, secrets: readonly (string | undefined)[] = []): ErrorMapper => errorMapper({ provider, secrets, read: readProblem });
+
+/** An error reply -> the error the core sends. */
 export function toProviderError(provider: string, reply: UpstreamErrorReply): ModelmuxError {
-  const problem = readProblem(reply.status, reply.text);
-  return providerError(provider, {
-    status: reply.status,
-    message: problem.detail,
-    // A 429 keeps the standard `rate_limit_exceeded` code that clients test for.
-    code: reply.status === 429 || problem.kind === "unknown" ? null : problem.kind,
-    retryAfter: headerValue(reply.headers, "retry-after") ?? null,
-  });
+  return parrotErrors(provider).fromReply(reply);
 }

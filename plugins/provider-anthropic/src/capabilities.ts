@@ -4,7 +4,7 @@
  * names) is switched on in the config, not here. Model ids are matched by prefix, so dated
  * snapshots (`claude-sonnet-4-5-20250929`) and `-latest` aliases inherit their family's defaults.
  */
-import type { Capabilities } from "@modelmux/core";
+import { capabilityTable, type Capabilities } from "@modelmux/core";
 
 type CapabilityMap = Partial<Capabilities>;
 
@@ -29,20 +29,26 @@ const CLAUDE: Readonly<CapabilityMap> = Object.freeze({
   responses: false,
 });
 
-/** The families with extended thinking (`thinking.budget_tokens`), which `reasoning_effort` maps to. */
-const EXTENDED_THINKING = /^claude-(3-7-sonnet|sonnet-4|opus-4|haiku-4-5)/;
-
 /** Claude 2 and Instant: text only. */
-const LEGACY = /^claude-(2|instant)/;
+const LEGACY: Readonly<CapabilityMap> = { ...CLAUDE, tools: false, parallel_tool_calls: false, vision: false };
+/** The families with extended thinking (`thinking.budget_tokens`), which `reasoning_effort` maps to. */
+const THINKING: Readonly<CapabilityMap> = { ...CLAUDE, reasoning_effort: true };
 
 /**
- * The capability defaults for a bare model id.
+ * The capability defaults for a bare model id, by the longest matching prefix (the core's
+ * `capabilityTable`).
  * @example
  * anthropicCapabilities("claude-sonnet-4-5").reasoning_effort // true
  * anthropicCapabilities("claude-3-5-haiku-latest").reasoning_effort // false
  */
-export function anthropicCapabilities(model: string): CapabilityMap {
-  const id = model.toLowerCase();
-  if (LEGACY.test(id)) return { ...CLAUDE, tools: false, parallel_tool_calls: false, vision: false };
-  return { ...CLAUDE, reasoning_effort: EXTENDED_THINKING.test(id) };
-}
+export const anthropicCapabilities = capabilityTable({
+  prefixes: {
+    "claude-2": LEGACY,
+    "claude-instant": LEGACY,
+    "claude-3-7-sonnet": THINKING,
+    "claude-sonnet-4": THINKING,
+    "claude-opus-4": THINKING,
+    "claude-haiku-4-5": THINKING,
+  },
+  fallback: CLAUDE,
+});

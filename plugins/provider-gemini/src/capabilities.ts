@@ -1,11 +1,11 @@
 /**
  * Capability defaults per Gemini model family (docs/interface.md, "Models and capabilities"). The
  * core layers the config's `capabilities` overrides on top, so a default that is wrong for one
- * deployment is fixed in the config, not here. Ids are matched by pattern so versions and variants
+ * deployment is fixed in the config, not here. Ids are matched by prefix or pattern so versions and variants
  * (`gemini-2.5-flash-lite`, `gemini-2.0-flash-001`, `models/gemini-2.5-pro`) inherit their family's
  * defaults.
  */
-import type { Capabilities } from "@modelmux/core";
+import { capabilityTable, type Capabilities } from "@modelmux/core";
 
 type CapabilityMap = Partial<Capabilities>;
 
@@ -38,27 +38,25 @@ const GEMINI_THINKING: CapabilityMap = { ...GEMINI_CHAT, reasoning_effort: true 
  */
 export const OTHER_DEFAULTS: Readonly<CapabilityMap> = Object.freeze({ chat: true, streaming: true });
 
-/** First match wins, so the more specific patterns come first. */
-const FAMILIES: ReadonlyArray<{ pattern: RegExp; capabilities: CapabilityMap }> = [
-  // Image-generation models (`gemini-2.5-flash-image`, `imagen-4.0-generate-001`, and the
-  // `nano-banana-pro-preview` alias the SDK lists) are for the images endpoint, which
-  // `image-request.ts` serves; their chat replies are images, which chat completions cannot carry.
-  { pattern: /image|^imagen-|nano-banana/, capabilities: { chat: false, streaming: false, images: true } },
-  // Embedding models have no generateContent at all.
-  { pattern: /embedding/, capabilities: { chat: false, streaming: false } },
-  { pattern: /^gemini-(2\.5|[3-9]|[1-9]\d)|^gemini-(flash|flash-lite|pro)-latest$/, capabilities: GEMINI_THINKING },
-  { pattern: /^gemini-/, capabilities: GEMINI_CHAT },
-];
-
 /**
- * The capability defaults for a bare model id.
+ * The capability defaults for a bare model id (the core's `capabilityTable`; `models/` dropped).
  * @example
  * geminiCapabilities("gemini-2.5-flash").reasoning_effort // true
  * geminiCapabilities("gemini-2.0-flash").reasoning_effort // false
  * geminiCapabilities("gemini-2.5-flash-image")            // { chat: false, streaming: false, images: true }
  */
-export function geminiCapabilities(model: string): CapabilityMap {
-  const id = model.toLowerCase().replace(/^models\//, "");
-  for (const family of FAMILIES) if (family.pattern.test(id)) return { ...family.capabilities };
-  return { ...OTHER_DEFAULTS };
-}
+export const geminiCapabilities = capabilityTable({
+  // Tried in order before the prefixes: families a prefix cannot name.
+  patterns: [
+    // Image-generation models (`gemini-2.5-flash-image`, `imagen-4.0-generate-001`, and the
+    // `nano-banana-pro-preview` alias the SDK lists) are for the images endpoint, which
+    // `image-request.ts` serves; their chat replies are images, which chat completions cannot carry.
+    [/image|^imagen-|nano-banana/, { chat: false, streaming: false, images: true }],
+    // Embedding models have no generateContent at all.
+    [/embedding/, { chat: false, streaming: false }],
+    [/^gemini-([3-9]|[1-9]\d)|^gemini-(flash|flash-lite|pro)-latest$/, GEMINI_THINKING],
+  ],
+  prefixes: { "gemini-2.5": GEMINI_THINKING, "gemini-": GEMINI_CHAT },
+  fallback: OTHER_DEFAULTS,
+  normalize: (id) => id.replace(/^models\//, ""),
+});

@@ -2,61 +2,55 @@
  * @modelmux/provider-gemini: the Google Gemini API (`generateContent`,
  * `streamGenerateContent?alt=sse`, and Imagen's `predict`). Transport only: the translation lives
  * in `request.ts` (with `contents.ts`), `response.ts`, `stream.ts`, `image-request.ts`,
- * `image-response.ts` and `errors.ts`.
+ * `image-response.ts` and `errors.ts`; the API root, headers and error replies are the core's
+ * provider kit's (docs/plugins.md, "The provider kit").
  */
 import {
+  apiRoot,
   choiceCount,
   defineProvider,
+  joinUrl,
+  upstreamHeaders,
+  type FromSchema,
   parseUpstreamJson,
   postUpstream,
   readUpstreamText,
   type ChatRequest,
   type HttpResponse,
   type ImageGenerationRequest,
-  type JsonSchema,
   type PluginContext,
   type Provider,
   type ProviderCall,
 } from "@modelmux/core";
 import { geminiCapabilities } from "./capabilities.ts";
-import { toProviderError } from "./errors.ts";
+import { geminiErrors } from "./errors.ts";
 import { geminiImageOptions, imageCount, imageFamily, toGeminiImageRequest, toImagenRequest } from "./image-request.ts";
 import { readGeminiImages, readImagenImages, toImagesResponse } from "./image-response.ts";
 import { toGeminiRequest } from "./request.ts";
 import { parseCompletionText } from "./response.ts";
 import { readGeminiStreamBatches } from "./stream.ts";
-import type { GeminiSafetySetting } from "./wire.ts";
-
-/** The keys of a `providers.<name>` block that this plugin reads (README, "Options"). */
-export interface GeminiProviderOptions {
-  /**
-   * The API host, as the official SDK takes it: requests go to
-   * `${base_url}/${api_version}/models/${model}:generateContent`. Default
-   * `https://generativelanguage.googleapis.com`. A trailing slash is ignored.
-   */
-  base_url?: string;
-  /** Sent as `x-goog-api-key` (never in the URL, where it would end up in logs). */
-  api_key?: string;
-  /** The API version in the path. Default `v1beta`, which has every feature this plugin uses. */
-  api_version?: string;
-  /** Extra headers for every upstream request; they win over the built-in ones. */
-  headers?: Record<string, string>;
-  /** Sent as `safetySettings` with every request, e.g. `[{ category: HARM_CATEGORY_HARASSMENT, threshold: BLOCK_NONE }]`. */
-  safety_settings?: GeminiSafetySetting[];
-}
 
 export const DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com";
 export const DEFAULT_API_VERSION = "v1beta";
 
-/** Validated by the core with Ajv before the server starts; typos in a key are an error. */
-export const optionsSchema: JsonSchema = {
+/**
+ * The keys of a `providers.<name>` block that this plugin reads (README, "Options"), validated by
+ * the core with Ajv before the server starts; typos in a key are an error.
+ */
+export const optionsSchema = {
   type: "object",
   additionalProperties: false,
   properties: {
+    // The API host, as the official SDK takes it: requests go to
+    // `${base_url}/${api_version}/models/${model}:generateContent`.
     base_url: { type: "string", format: "http-url", default: DEFAULT_BASE_URL, description: "API host, e.g. https://generativelanguage.googleapis.com" },
+    // Sent as `x-goog-api-key` (never in the URL, where it would end up in logs).
     api_key: { type: "string" },
+    // The API version in the path; `v1beta` has every feature this plugin uses.
     api_version: { type: "string", pattern: "^v[0-9]+[a-z0-9]*$", default: DEFAULT_API_VERSION },
+    // Extra headers for every upstream request; they win over the built-in ones.
     headers: { type: "object", additionalProperties: { type: "string" } },
+    // Sent as `safetySettings` with every request, e.g. `[{ category: HARM_CATEGORY_HARASSMENT, threshold: BLOCK_NONE }]`.
     safety_settings: {
       type: "array",
       items: {
@@ -67,35 +61,26 @@ export const optionsSchema: JsonSchema = {
       },
     },
   },
-};
+} as const;
+
+export type GeminiProviderOptions = FromSchema<typeof optionsSchema>;
 
 /** The model methods this plugin calls: chat and Gemini images, streamed chat, Imagen images. */
 export type ModelMethod = "generateContent" | "streamGenerateContent" | "predict";
 
 /**
- * The endpoint of a model. A bare id is a base model (`models/<id>`); an id with a slash is a
- * full resource name, so tuned models (`tunedModels/my-model`) work too. Streams ask for SSE.
+ * The endpoint of a model below `root` (`apiRoot` of `base_url`). A bare id is a base model
+ * (`models/<id>`); an id with a slash is a full resource name, so tuned models
+ * (`tunedModels/my-model`) work too. Streams ask for SSE.
  * @example
- * modelUrl({ base_url: "https://generativelanguage.googleapis.com/" }, "gemini-2.5-flash", "streamGenerateContent")
+ * modelUrl("https://generativelanguage.googleapis.com", "v1beta", "gemini-2.5-flash", "streamGenerateContent")
  * // "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
  */
-export function modelUrl(options: Pick<GeminiProviderOptions, "base_url" | "api_version">, model: string, method: ModelMethod): string {
-  const base = (options.base_url ?? DEFAULT_BASE_URL).replace(/\/+$/, "");
+export function modelUrl(root: string, apiVersion: string, model: string, method: ModelMethod): string {
   const name = model.includes("/") ? model : `models/${model}`;
   const path = name.split("/").map(encodeURIComponent).join("/");
   const query = method === "streamGenerateContent" ? "?alt=sse" : "";
-  return `${base}/${options.api_version ?? DEFAULT_API_VERSION}/${path}:${method}${query}`;
-}
-
-/**
- * The headers every request carries. Names are lower-cased and the `headers` option comes last,
- * so an entry there overrides a built-in header whatever its case.
- */
-export function buildHeaders(options: GeminiProviderOptions, accept: string): Record<string, string> {
-  const headers: Record<string, string> = { "content-type": "application/json", accept };
-  if (options.api_key) headers["x-goog-api-key"] = options.api_key;
-  for (const [name, value] of Object.entries(options.headers ?? {})) headers[name.toLowerCase()] = value;
-  return headers;
+  return joinUrl(root, `/${apiVersion}/${path}:${method}${query}`);
 }
 
 /**
@@ -115,27 +100,29 @@ async function inParallel<T>(count: number, signal: AbortSignal, task: (signal: 
 }
 
 function setup(options: GeminiProviderOptions, ctx: PluginContext): Provider {
+  const root = apiRoot(options.base_url, DEFAULT_BASE_URL);
+  const apiVersion = options.api_version ?? DEFAULT_API_VERSION;
   const secret = options.api_key || undefined;
-  const jsonHeaders = buildHeaders(options, "application/json");
-  const streamHeaders = buildHeaders(options, "text/event-stream");
+  const headers = upstreamHeaders({ apiKey: options.api_key, auth: "x-goog-api-key", extra: options.headers });
+  const { fromReply: toError } = geminiErrors(ctx.name, headers.secrets);
 
   /** Sends the request; any reply that is not a success is thrown as the mapped error. */
   function send(request: ChatRequest, call: ProviderCall, stream: boolean): Promise<HttpResponse> {
     return postUpstream(ctx, call, {
-      url: modelUrl(options, call.model, stream ? "streamGenerateContent" : "generateContent"),
-      headers: stream ? streamHeaders : jsonHeaders,
+      url: modelUrl(root, apiVersion, call.model, stream ? "streamGenerateContent" : "generateContent"),
+      headers: stream ? headers.stream : headers.json,
       body: toGeminiRequest(request, { model: call.model, safetySettings: options.safety_settings }),
-      toError: (reply) => toProviderError(ctx.name, reply, secret),
+      toError,
     });
   }
 
   /** One JSON call of a model method, its 200 reply parsed; error replies thrown as mapped. */
   async function callJson(method: ModelMethod, body: unknown, call: ProviderCall): Promise<unknown> {
     const res = await postUpstream(ctx, call, {
-      url: modelUrl(options, call.model, method),
-      headers: jsonHeaders,
+      url: modelUrl(root, apiVersion, call.model, method),
+      headers: headers.json,
       body,
-      toError: (reply) => toProviderError(ctx.name, reply, secret),
+      toError,
     });
     return parseUpstreamJson(await readUpstreamText(ctx, call, res), ctx.name);
   }
@@ -184,4 +171,4 @@ function setup(options: GeminiProviderOptions, ctx: PluginContext): Provider {
  * providers:
  *   gemini: { plugin: provider-gemini, api_key: ${GEMINI_API_KEY}, models: [gemini-2.5-flash] }
  */
-export default defineProvider<GeminiProviderOptions>({ name: "gemini", optionsSchema, setup });
+export default defineProvider({ name: "gemini", optionsSchema, setup });

@@ -1,10 +1,11 @@
 /**
  * Capability defaults per OpenAI model family (docs/interface.md, "Models and capabilities"). The
  * core layers the config's `capabilities` overrides on top, so a default that is wrong for one
- * deployment is fixed in the config, not here. Model ids are matched by prefix so dated snapshots
+ * deployment is fixed in the config, not here. Model ids are matched by prefix (the core's
+ * `capabilityTable`, docs/plugins.md, "The provider kit") so dated snapshots
  * (`gpt-4o-2024-08-06`) and sizes (`gpt-4.1-nano`, `o4-mini`) inherit their family's defaults.
  */
-import type { Capabilities } from "@modelmux/core";
+import { capabilityTable, type Capabilities } from "@modelmux/core";
 
 type CapabilityMap = Partial<Capabilities>;
 
@@ -60,29 +61,33 @@ export const COMPATIBLE_DEFAULTS: Readonly<CapabilityMap> = Object.freeze({
   json_mode: true,
 });
 
-/** First match wins, so the more specific prefixes come first. */
-const FAMILIES: ReadonlyArray<{ pattern: RegExp; capabilities: CapabilityMap }> = [
-  // Image models have no chat endpoint at all.
-  { pattern: /^(gpt-image-|dall-e-)/, capabilities: { chat: false, streaming: false, images: true } },
-  // The audio previews take and return audio, but not images.
-  {
-    pattern: /^(gpt-4o-audio-preview|gpt-4o-mini-audio-preview|gpt-audio)/,
-    capabilities: { chat: true, streaming: true, tools: true, parallel_tool_calls: true, audio: true, n: true },
-  },
-  { pattern: /^gpt-5/, capabilities: { ...GPT_CHAT, reasoning_effort: true } },
-  { pattern: /^o\d/, capabilities: O_SERIES },
-  { pattern: /^(gpt-4o|gpt-4\.1|chatgpt-4o)/, capabilities: GPT_CHAT },
-  { pattern: /^(gpt-4|gpt-3\.5)/, capabilities: LEGACY_CHAT },
-];
+const IMAGES: CapabilityMap = { chat: false, streaming: false, images: true };
+/** The audio previews take and return audio, but not images. */
+const AUDIO: CapabilityMap = { chat: true, streaming: true, tools: true, parallel_tool_calls: true, audio: true, n: true };
 
 /**
- * The capability defaults for a bare model id.
+ * The capability defaults for a bare model id: the longest matching prefix wins, so
+ * `gpt-4o-audio-preview` is not `gpt-4o`, and `gpt-4o` not `gpt-4`.
  * @example
  * openaiCapabilities("gpt-4o-mini").vision // true
  * openaiCapabilities("llama3.1:8b")        // COMPATIBLE_DEFAULTS
  */
-export function openaiCapabilities(model: string): CapabilityMap {
-  const id = model.toLowerCase();
-  for (const family of FAMILIES) if (family.pattern.test(id)) return { ...family.capabilities };
-  return { ...COMPATIBLE_DEFAULTS };
-}
+export const openaiCapabilities = capabilityTable({
+  prefixes: {
+    // Image models have no chat endpoint at all.
+    "gpt-image-": IMAGES,
+    "dall-e-": IMAGES,
+    "gpt-4o-audio-preview": AUDIO,
+    "gpt-4o-mini-audio-preview": AUDIO,
+    "gpt-audio": AUDIO,
+    "gpt-5": { ...GPT_CHAT, reasoning_effort: true },
+    "gpt-4o": GPT_CHAT,
+    "gpt-4.1": GPT_CHAT,
+    "chatgpt-4o": GPT_CHAT,
+    "gpt-4": LEGACY_CHAT,
+    "gpt-3.5": LEGACY_CHAT,
+  },
+  // o1, o3, o4…: a family a prefix list would have to enumerate.
+  patterns: [[/^o\d/, O_SERIES]],
+  fallback: COMPATIBLE_DEFAULTS,
+});

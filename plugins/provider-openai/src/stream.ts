@@ -1,24 +1,9 @@
 /**
- * The errors inside an OpenAI SSE reply body. Each `data:` payload is already a
- * `chat.completion.chunk` in the client's format, so the core relays the body as it is
- * (`chatStreamEvents`) and checks every chunk and that the stream is whole (README "Errors"); it
- * asks this plugin only about the events that may be errors.
+ * The errors inside an OpenAI SSE reply body, which the core relays as it is (`chatStreamEvents`):
+ * the provider kit's `openaiStreamErrorOf` finds them (docs/plugins.md, "The provider kit").
  */
-import { toStreamError } from "./errors.ts";
-
-/**
- * An error payload always contains the token `"error"` (as a key, or vLLM's `"object":"error"`),
- * while an ordinary chunk almost never does: inside content its quotes are escaped. So this cheap
- * test skips `JSON.parse` for nearly every chunk; the rare false positive is parsed and passed on.
- */
-const MAY_BE_ERROR = '"error"';
-
-function isErrorPayload(payload: unknown): boolean {
-  if (typeof payload !== "object" || payload === null) return false;
-  const body = payload as Record<string, unknown>;
-  // OpenAI: {"error": {...}}; vLLM: {"object": "error", "message": ...}. A chunk has `choices`.
-  return !Array.isArray(body.choices) && (body.error !== undefined || body.object === "error");
-}
+import { openaiStreamErrorOf } from "@modelmux/core";
+import { errorsOf } from "./errors.ts";
 
 /** What `streamErrorOf` needs to word an error. */
 export interface StreamErrorContext {
@@ -29,16 +14,9 @@ export interface StreamErrorContext {
 }
 
 /**
- * The error an event of an OpenAI-style stream reports, or undefined for a chunk (what
- * `chatStreamEvents` hands the core as `errorOf`).
+ * The error an event of an OpenAI-style stream reports, or undefined for a chunk. The provider
+ * itself maps with the error mapping it made at setup; this one is for a single event.
  */
 export function streamErrorOf(event: string | undefined, data: string, { provider, secret }: StreamErrorContext): unknown {
-  if (event !== "error" && !data.includes(MAY_BE_ERROR)) return undefined;
-  let payload: unknown;
-  try {
-    payload = JSON.parse(data);
-  } catch {
-    // Not JSON: a chunk like any other, unless the event says it is an error.
-  }
-  return event === "error" || isErrorPayload(payload) ? toStreamError(provider, payload ?? { error: data }, secret) : undefined;
+  return openaiStreamErrorOf(event, data, errorsOf(provider, secret));
 }

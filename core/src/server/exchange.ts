@@ -8,6 +8,7 @@
  */
 import type { Principal } from "./auth/authenticate.ts";
 import type { RateLimits } from "../rate-limit/acquire.ts";
+import type { AttemptRecord } from "../routing/types.ts";
 import type { Usage } from "../types/chat.ts";
 import type { AbortHook } from "../upstream/call-abort.ts";
 import { RequestAbort } from "./request-abort.ts";
@@ -61,6 +62,8 @@ export interface Exchange {
   model?: string;
   /** The reply's token usage once known, for the access log. */
   usage?: Usage;
+  /** The upstream attempts of a routed request, for the access log (`routing/attempts.ts`). */
+  attempts?: readonly AttemptRecord[];
   /** The `x-ratelimit-*` headers of an admitted request; its error reply carries them too. */
   rateLimitHeaders?: Readonly<Record<string, string>>;
 }
@@ -80,6 +83,7 @@ export abstract class BaseExchange implements Exchange {
   principal?: Principal;
   model?: string;
   usage?: Usage;
+  attempts?: readonly AttemptRecord[];
   rateLimitHeaders?: Readonly<Record<string, string>>;
   requestId = "";
   bodyLimit = DEFAULT_BODY_LIMIT;

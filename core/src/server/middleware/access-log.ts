@@ -8,6 +8,7 @@ import type { Logger } from "../../logger.ts";
 import { loggedPath } from "../error-reply.ts";
 import { exchangeOf } from "../event-exchange.ts";
 import type { EndListener, Exchange } from "../exchange.ts";
+import type { AttemptRecord } from "../../routing/types.ts";
 
 /** Logs the end of `x` with its status; `closed` says why the router closed the connection before the reply was whole. */
 export function logAccess(logger: Logger, x: Exchange, status: number, closed?: string): void {
@@ -25,9 +26,18 @@ export function logAccess(logger: Logger, x: Exchange, status: number, closed?: 
     fields.app = principal.app;
     fields.developer = principal.developer;
   }
+  // Each attempt of a request that took more than one, in order: target, outcome, time, wait.
+  if (x.attempts && x.attempts.length > 1) fields.attempts = x.attempts.map(attemptText).join(", ");
   if (closed) fields.closed = closed;
   if (x.requestId) fields.request_id = x.requestId;
   logger.access(`${x.method} ${loggedPath(x.path)}`, fields);
+}
+
+/** `openai/gpt-4o 503 retryable 120ms after 250ms` */
+function attemptText(a: AttemptRecord): string {
+  const status = a.status === undefined ? "" : ` ${a.status}`;
+  const wait = a.waitMs > 0 ? ` after ${Math.round(a.waitMs)}ms` : "";
+  return `${a.target}${status} ${a.outcome} ${Math.round(a.durationMs)}ms${wait}`;
 }
 
 export interface AccessLogOptions {

@@ -140,6 +140,7 @@ describe("classifyFailure: no reply", () => {
     expect(classifyFailure(Object.assign(new Error("connect"), { code: "ECONNREFUSED" }))).toMatchObject({ outcome: "retryable" });
     expect(classifyFailure(Object.assign(new Error("reset"), { code: "ECONNRESET" }))).toMatchObject({ outcome: "retryable" });
     expect(classifyFailure(Object.assign(new Error("slow"), { code: "UND_ERR_CONNECT_TIMEOUT" }))).toMatchObject({ outcome: "timeout" });
+    expect(classifyFailure(Object.assign(new Error("socket"), { code: "UND_ERR_SOCKET" }))).toMatchObject({ outcome: "retryable" });
   });
 });
 

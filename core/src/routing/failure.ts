@@ -5,7 +5,7 @@
  * `toUpstreamError`'s timeouts and broken connections) and changes nothing a client sees.
  */
 import { ModelmuxError } from "../errors.ts";
-import { isConnectionFailure } from "../upstream/client.ts";
+import { isConnectionFailure, toUpstreamError } from "../upstream/client.ts";
 import { parseRetryAfter } from "./backoff.ts";
 import type { AttemptOutcome } from "./types.ts";
 
@@ -24,12 +24,6 @@ const RETRYABLE_STATUS = new Set([408, 429, 500, 502, 503, 504, 529]);
 
 /** The codes providers give a refusal on content grounds: OpenAI's (images, moderation) and Azure OpenAI's. */
 const CONTENT_POLICY_CODES = new Set(["content_policy_violation", "content_filter"]);
-
-/** undici's timeout codes, for an error no one has mapped yet (by code: a plugin may bring its own undici). */
-const TIMEOUT_CODES = new Set(["UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT", "UND_ERR_CONNECT_TIMEOUT", "ETIMEDOUT"]);
-
-/** A connection that failed before any reply, as Node and undici name it, for an error no one has mapped yet. */
-const CONNECTION_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "UND_ERR_SOCKET", "UND_ERR_CLOSED"]);
 
 /** The caller's own abort (the client left): never a failure to retry. */
 export function isAbortError(error: unknown): boolean {
@@ -51,7 +45,12 @@ export function isAbortError(error: unknown): boolean {
  * // { outcome: "retryable", status: 503, retryAfterMs: 2000, reason: "status 503" }
  */
 export function classifyFailure(error: unknown, now: number = Date.now()): FailureClass {
-  if (!(error instanceof ModelmuxError)) return classifyForeign(error);
+  if (!(error instanceof ModelmuxError)) {
+    if (isAbortError(error)) return { outcome: "final", reason: "client left" };
+    // A timeout or broken connection no one mapped yet reads as the core's one classifier says.
+    const mapped = toUpstreamError(error, "upstream", 0);
+    return mapped instanceof ModelmuxError ? classifyFailure(mapped, now) : { outcome: "final", reason: "internal error" };
+  }
   if (error.code === "upstream_timeout") return { outcome: "timeout", reason: "timeout" };
   const upstream = error.upstream;
   if (upstream !== undefined) {
@@ -72,15 +71,4 @@ export function classifyFailure(error: unknown, now: number = Date.now()): Failu
   if (error.code === "upstream_error") return { outcome: "retryable", reason: "unreadable reply" };
   if (error.code !== null && CONTENT_POLICY_CODES.has(error.code)) return { outcome: "final", reason: "content policy" };
   return { outcome: "final", reason: error.code ?? `status ${error.status}` };
-}
-
-/** An error that is not ours: an unmapped connection failure or timeout, the client's abort, or a bug. */
-function classifyForeign(error: unknown): FailureClass {
-  if (isAbortError(error)) return { outcome: "final", reason: "client left" };
-  const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code === "string") {
-    if (TIMEOUT_CODES.has(code)) return { outcome: "timeout", reason: "timeout" };
-    if (CONNECTION_CODES.has(code)) return { outcome: "retryable", reason: `connection failed (${code})` };
-  }
-  return { outcome: "final", reason: "internal error" };
 }

@@ -17,6 +17,22 @@ export interface ModelmuxErrorInit {
   /** Extra reply headers, e.g. `retry-after` or `allow`. */
   headers?: Record<string, string>;
   cause?: unknown;
+  /** What the provider replied, when the error is its reply (`providerError`); never sent to the client. */
+  upstream?: UpstreamFacts;
+}
+
+/**
+ * What a provider's error reply said, kept beside the envelope for the router's choice of what to
+ * try next (docs/interface.md, "Routing and resilience"): the envelope turns a 5xx into 502 and
+ * keeps `retry-after` on a 429 only, this keeps the provider's own status and wait.
+ */
+export interface UpstreamFacts {
+  /** The provider's HTTP status, or the one its stream error event stands for. */
+  readonly status: number;
+  /** Its `Retry-After` as sent: seconds or an HTTP date. */
+  readonly retryAfter?: string;
+  /** Its `retry-after-ms`, or the delay its body names, in milliseconds. */
+  readonly retryAfterMs?: number;
 }
 
 /** An error with a known status and envelope. Anything else that is thrown is a bug: a 500. */
@@ -26,6 +42,8 @@ export class ModelmuxError extends Error {
   readonly code: string | null;
   readonly param: string | null;
   readonly headers: Record<string, string> | undefined;
+  /** Set when the error is a provider's reply (`providerError`): its status and Retry-After. */
+  readonly upstream: UpstreamFacts | undefined;
 
   constructor(message: string, init: ModelmuxErrorInit) {
     super(message, init.cause === undefined ? undefined : { cause: init.cause });
@@ -35,6 +53,7 @@ export class ModelmuxError extends Error {
     this.code = init.code;
     this.param = init.param ?? null;
     this.headers = init.headers;
+    this.upstream = init.upstream;
   }
 
   toEnvelope(): ErrorEnvelope {
@@ -215,8 +234,10 @@ export interface ProviderErrorInit {
   message: string;
   code?: string | null;
   param?: string | null;
-  /** The provider's `retry-after`, in seconds, when it sent one. */
+  /** The provider's `retry-after` (seconds, or an HTTP date), when it sent one. */
   retryAfter?: string | null;
+  /** The provider's `retry-after-ms` (or a delay its body names), when it sent one: the router waits this exactly. */
+  retryAfterMs?: number | null;
 }
 
 /**
@@ -228,16 +249,25 @@ export interface ProviderErrorInit {
  */
 export function providerError(provider: string, init: ProviderErrorInit): ModelmuxError {
   const message = `${provider}: ${init.message}`;
+  const upstream = upstreamFacts(init);
   if (init.status === 429) {
     const headers: Record<string, string> = {};
     if (init.retryAfter) headers["retry-after"] = init.retryAfter;
     // Every 429 reads the same to clients; the provider's own kind stays in the message.
-    return new ModelmuxError(message, { status: 429, type: "rate_limit_error", code: "rate_limit_exceeded", param: init.param, headers });
+    return new ModelmuxError(message, { status: 429, type: "rate_limit_error", code: "rate_limit_exceeded", param: init.param, headers, upstream });
   }
   if (init.status >= 400 && init.status < 500) {
-    return new ModelmuxError(message, { status: init.status, type: "invalid_request_error", code: init.code ?? null, param: init.param });
+    return new ModelmuxError(message, { status: init.status, type: "invalid_request_error", code: init.code ?? null, param: init.param, upstream });
   }
-  return new ModelmuxError(`${message} (status ${init.status})`, { status: 502, type: "api_error", code: "upstream_error" });
+  return new ModelmuxError(`${message} (status ${init.status})`, { status: 502, type: "api_error", code: "upstream_error", upstream });
+}
+
+function upstreamFacts({ status, retryAfter, retryAfterMs }: ProviderErrorInit): UpstreamFacts {
+  if (!retryAfter && (retryAfterMs === undefined || retryAfterMs === null)) return { status };
+  const facts: { status: number; retryAfter?: string; retryAfterMs?: number } = { status };
+  if (retryAfter) facts.retryAfter = retryAfter;
+  if (retryAfterMs !== undefined && retryAfterMs !== null && Number.isFinite(retryAfterMs) && retryAfterMs >= 0) facts.retryAfterMs = retryAfterMs;
+  return facts;
 }
 
 /** Turns anything thrown into a `ModelmuxError`; unknown errors become the 500 of a bug. */

@@ -91,6 +91,24 @@ export function readRetryAfter(headers: HttpResponse["headers"], info?: Pick<Ups
   return info?.retryDelay ? retryDelaySeconds(info.retryDelay) : null;
 }
 
+/** A protobuf Duration (`"30s"`, `"1.5s"`) in milliseconds; null when it is not one. */
+function durationMs(delay: string): number | null {
+  const match = /^(\d+(?:\.\d+)?)s$/.exec(delay.trim());
+  return match ? Math.ceil(Number(match[1]) * 1000) : null;
+}
+
+/**
+ * The exact wait a provider asked for, in milliseconds, for the router's retries: OpenAI's
+ * `retry-after-ms`, else the RetryInfo delay of Google's body; null when neither was sent (a
+ * plain `retry-after` then says it, `readRetryAfter`).
+ */
+export function readRetryAfterMs(headers: HttpResponse["headers"], info?: Pick<UpstreamErrorInfo, "retryDelay">): number | null {
+  const header = headerValue(headers, "retry-after-ms")?.trim();
+  const ms = header ? Number(header) : Number.NaN;
+  if (Number.isFinite(ms) && ms >= 0) return ms;
+  return info?.retryDelay ? durationMs(info.retryDelay) : null;
+}
+
 /** How a provider's errors read. */
 export interface ErrorMapperOptions {
   /** The configured provider name (`ctx.name`), which prefixes every message. */
@@ -130,7 +148,14 @@ export function errorMapper({ provider, secrets = [], code = "code", streamStatu
     redact,
     fromReply(reply) {
       const info = parseErrorBody(reply.status, reply.text, read);
-      return providerError(provider, { status: reply.status, message: redact(info.message), code: info[code], param: info.param, retryAfter: readRetryAfter(reply.headers, info) });
+      return providerError(provider, {
+        status: reply.status,
+        message: redact(info.message),
+        code: info[code],
+        param: info.param,
+        retryAfter: readRetryAfter(reply.headers, info),
+        retryAfterMs: readRetryAfterMs(reply.headers, info),
+      });
     },
     fromEvent(payload) {
       const info = read(payload);
@@ -138,7 +163,8 @@ export function errorMapper({ provider, secrets = [], code = "code", streamStatu
       const message = redact(info.message);
       const status = streamStatus?.(info) ?? null;
       if (status === null || status < 400) return upstreamError(`${provider}: ${message}`);
-      return providerError(provider, { status, message, code: info[code], retryAfter: info.retryDelay ? retryDelaySeconds(info.retryDelay) : null });
+      const retryAfter = info.retryDelay ? retryDelaySeconds(info.retryDelay) : null;
+      return providerError(provider, { status, message, code: info[code], retryAfter, retryAfterMs: info.retryDelay ? durationMs(info.retryDelay) : null });
     },
   };
 }

@@ -91,6 +91,16 @@ describe("modelmux check", () => {
     expect(stderr).toBe(`[modelmux] ${CONFIGS}bad-plugin-option.yaml: providers.openai.base_ur: is not a known field\n`);
   });
 
+  it("exits 1 on a fallback naming a model the config does not have, naming its path and the fix", async () => {
+    const { code, stdout, stderr } = await run(["check", "--config", "test/fixtures/configs/bad-fallback.yaml"]);
+    expect(code).toBe(1);
+    expect(stdout).toBe("");
+    expect(stderr).toBe(
+      `[modelmux] ${CONFIGS}bad-fallback.yaml: fallbacks["echo/echo-1"][1]: 'echo/echo-3' is not a configured model ` +
+        `(name one of providers.<name>.models as 'provider/model', or a plain alias of one)\n`,
+    );
+  });
+
   it("takes an environment value literally, even one that contains ${…}", async () => {
     const { code, stdout } = await run(["check"], cleanEnv({ MODELMUX_API_KEY: "sk-${NOT_A_VARIABLE}" }));
     expect(code).toBe(0);

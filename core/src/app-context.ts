@@ -6,10 +6,13 @@ import type { OriginPolicy } from "./server/public-origin.ts";
 import type { ImageStore } from "./images/image-store.ts";
 import type { ModelTable } from "./models/model-table.ts";
 import type { Provider, Storage } from "./plugin.ts";
+import type { RoutePlanner } from "./routing/plan.ts";
 import type { RequestValidators } from "./validation/request-validators.ts";
 
 export interface AppContext {
   models: ModelTable;
+  /** A request's targets in order: its model or a pool's pick, then fallbacks (README, "Routing and resilience"). */
+  planner: RoutePlanner;
   validators: RequestValidators;
   /** `server.upstream_body_limit`: what is kept of one upstream reply, a stored stream's answer too. */
   upstreamBodyLimit: number;

@@ -76,6 +76,15 @@ export { withRawJson } from "./chat/raw-json.ts";
 export { parseJsonArgument, type JsonArgumentOptions } from "./utils/json-argument.ts";
 export { choiceCount } from "./chat/chunk-check.ts";
 export type * from "./types/chat.ts";
-export type { ModelmuxConfig, ProviderConfig } from "./config/types.ts";
+export type {
+  AliasConfig,
+  CircuitBreakerConfig,
+  ModelmuxConfig,
+  PoolAliasConfig,
+  ProviderConfig,
+  RetryConfig,
+  RoutingConfig,
+  TimeoutsConfig,
+} from "./config/types.ts";
 export type { FromSchema } from "./plugins/options-type.ts";
 export * from "./provider-kit/index.ts";

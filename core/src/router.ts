@@ -12,6 +12,7 @@ import { prepareConfig } from "./config/load-config.ts";
 import { resolveAliases, resolveApiKeys, resolveServer, type ServerSettings } from "./config/resolve-config.ts";
 import { resolveJwt } from "./config/resolve-jwt.ts";
 import { resolveOriginPolicy } from "./config/resolve-origin-policy.ts";
+import { resolveRouting } from "./config/resolve-routing.ts";
 import { resolveSwitchedOff } from "./config/resolve-switched-off.ts";
 import { createJwtVerifier } from "./server/auth/jwt.ts";
 import type { ModelmuxConfig } from "./config/types.ts";
@@ -32,6 +33,7 @@ import { setupStorage } from "./plugins/setup-storage.ts";
 import { setupRateLimits } from "./plugins/setup-ratelimit.ts";
 import type { RateLimits } from "./rate-limit/acquire.ts";
 import { resolveResponsesTarget } from "./responses/target.ts";
+import { createRoutePlanner, type RoutePlanner } from "./routing/plan.ts";
 import { createRequestValidators } from "./validation/request-validators.ts";
 
 export interface RouterOptions {
@@ -99,13 +101,17 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
   let rateLimits: RateLimits | undefined;
   const closePlugins = () => Promise.allSettled([...providers.map((p) => p.instance.close?.()), storage?.close?.(), rateLimits?.limiter.close?.()]);
   let models: ModelTable;
+  let planner: RoutePlanner;
   let responses: AppContext["responses"];
   try {
     responses = resolveResponsesTarget(checked, providers);
     const served = new Set(providers.map((p) => p.provider));
     const { aliases, dropped } = resolveAliases(checked, served);
     if (dropped.length > 0) logger.info(`aliases off with their provider: ${dropped.join(", ")}`);
-    models = buildModelTable(providers, aliases, resolveSwitchedOff(checked, served, env));
+    const routing = resolveRouting(checked, served);
+    if (routing.dropped.length > 0) logger.info(`left out of fallbacks and pools with their provider: ${routing.dropped.join(", ")}`);
+    models = buildModelTable(providers, aliases, resolveSwitchedOff(checked, served, env), routing.pools);
+    planner = createRoutePlanner({ models, fallbacks: routing.fallbacks, settingsOf: routing.settingsOf });
     storage = await setupStorage(checked, setupContext);
     rateLimits = await setupRateLimits(checked, setupContext);
   } catch (error) {
@@ -117,6 +123,7 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
   const authenticate = createAuthenticator(keys, { verifyJwt: jwt && createJwtVerifier(jwt, logger.withTag("auth")) });
   const ctx: AppContext = {
     models,
+    planner,
     validators: createRequestValidators(),
     upstreamBodyLimit: settings.upstreamBodyLimit,
     logger,

@@ -41,13 +41,14 @@ function configValidator() {
 }
 
 /**
- * The rule of each unit type of the schema (`definitions.duration`, `definitions.size`). A unit is
- * an `anyOf` of a number and a string, so Ajv's first error is one branch's (`must be an integer`
- * for `30 days`): the whole rule is reported instead.
+ * Rules reported whole. A unit (`definitions.duration`, `definitions.size`) is an `anyOf` of a
+ * number and a string, so Ajv's first error is one branch's (`must be an integer` for `30 days`);
+ * a pool member's weight is better told with what it means than as `must be > 0`.
  */
 const UNIT_RULES: ReadonlyArray<readonly [schemaPath: string, rule: string]> = [
   ["#/definitions/duration/", "must be a duration: a number of seconds or a string like 60s, 5m, 12h, 30d (units ms, s, m, h, d)"],
   ["#/definitions/size/", "must be a size: a number of bytes or a string like 512kb, 10mb, 1gb (units b, kb, mb, gb)"],
+  ["#/definitions/pool_member/properties/weight/", "must be a number more than 0 (the member's share of the pool's requests, e.g. 1); remove a member that should get none"],
 ];
 
 function configErrorMessage(error: ErrorObject, config: unknown): string {

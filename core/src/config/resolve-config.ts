@@ -76,8 +76,9 @@ export function resolveApiKeys(config: ModelmuxConfig): ResolvedKeys {
 }
 
 /**
- * Keeps aliases whose target is a served model. Every alias must name a model the config lists; one
- * whose provider is off (`requires_env`) is dropped and returned in `dropped`.
+ * Keeps plain aliases whose target is a served model. Every alias must name a model the config
+ * lists; one whose provider is off (`requires_env`) is dropped and returned in `dropped`. Pool
+ * aliases (`loadbalance`) are resolved with the routing config (`resolve-routing.ts`).
  */
 export function resolveAliases(config: ModelmuxConfig, servedProviders: ReadonlySet<string>) {
   const configured = new Set(
@@ -86,6 +87,7 @@ export function resolveAliases(config: ModelmuxConfig, servedProviders: Readonly
   const aliases: Record<string, string> = {};
   const dropped: string[] = [];
   for (const [alias, target] of Object.entries(config.aliases ?? {})) {
+    if (typeof target !== "string") continue;
     if (!configured.has(target)) {
       throw new ConfigError(`aliases.${alias}: '${target}' is not a configured model (name one of providers.<name>.models as 'provider/model')`);
     }

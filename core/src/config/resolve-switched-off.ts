@@ -8,8 +8,8 @@ import type { SwitchedOffModel } from "../models/model-table.ts";
 import type { ModelmuxConfig } from "./types.ts";
 
 /**
- * Maps each `provider/model` of a provider that is off, and each alias of one, to that provider and
- * its variables that are not set.
+ * Maps each `provider/model` of a provider that is off, and each alias of one (a pool: when all its
+ * members are), to that provider and its variables that are not set.
  * @param served The providers that are on.
  */
 export function resolveSwitchedOff(config: ModelmuxConfig, served: ReadonlySet<string>, env: NodeJS.ProcessEnv): Map<string, SwitchedOffModel> {
@@ -22,8 +22,10 @@ export function resolveSwitchedOff(config: ModelmuxConfig, served: ReadonlySet<s
     for (const m of block.models) off.set(`${provider}/${typeof m === "string" ? m : m.id}`, model);
   }
   for (const [alias, target] of Object.entries(config.aliases ?? {})) {
-    const model = off.get(target);
-    if (model) off.set(alias, model);
+    // A pool is off when every member is; it then reads like its first member.
+    const members = typeof target === "string" ? [target] : target.loadbalance.map((m) => m.model);
+    const model = off.get(members[0]!);
+    if (model && members.every((m) => off.has(m))) off.set(alias, model);
   }
   return off;
 }

@@ -66,6 +66,51 @@ export interface ApiKeyConfig {
   developer?: string;
 }
 
+/** `routing.retry` (README, "Routing and resilience"): retries of one target. */
+export interface RetryConfig {
+  /** Extra tries of the same target after its first (0 = none). Default 2. */
+  attempts?: number;
+  /** The first wait; doubles each retry, full jitter. Default 250ms. */
+  backoff?: Duration;
+  /** Default 8s. */
+  max_backoff?: Duration;
+  /** A provider's Retry-After up to this is waited; a longer one moves on to the next target. Default 30s. */
+  max_retry_after?: Duration;
+}
+
+/** `routing.timeouts`: limits of one attempt; 0 is no limit. */
+export interface TimeoutsConfig {
+  /** Default 5s. */
+  connect?: Duration;
+  /** Streams: the wait for the first content. Default 30s. */
+  first_token?: Duration;
+  /** Streams: the longest silence between events. Default 30s. */
+  idle?: Duration;
+}
+
+/** `routing.circuit_breaker`. */
+export interface CircuitBreakerConfig {
+  /** Consecutive retryable failures of one target that open its circuit. Default 5. */
+  failures?: number;
+  /** How long a circuit stays open before one probe goes through. Default 10s. */
+  cooldown?: Duration;
+}
+
+/** `routing`: the defaults of every provider, which a provider block may override. */
+export interface RoutingConfig {
+  retry?: RetryConfig;
+  timeouts?: TimeoutsConfig;
+  circuit_breaker?: CircuitBreakerConfig;
+}
+
+/** A weighted pool behind one alias: one member is picked per request by weight, the others are its fallbacks. */
+export interface PoolAliasConfig {
+  loadbalance: Array<{ model: string; weight?: number }>;
+}
+
+/** An alias: a `provider/model`, or a weighted pool of them. */
+export type AliasConfig = string | PoolAliasConfig;
+
 export interface ProviderConfig {
   plugin: string;
   models: Array<string | { id: string; capabilities?: Partial<Capabilities> }>;
@@ -74,6 +119,12 @@ export interface ProviderConfig {
   /** The whole wait for a JSON reply or a stream's first event, then the longest silence in a stream. 0 is no limit. Default 600s. */
   timeout?: Duration;
   requires_env?: string[];
+  /** Overrides `routing.retry` for this provider's models (only the keys given). */
+  retry?: RetryConfig;
+  /** Overrides `routing.timeouts` for this provider's models (only the keys given). */
+  timeouts?: TimeoutsConfig;
+  /** Overrides `routing.circuit_breaker` for this provider's models (only the keys given). */
+  circuit_breaker?: CircuitBreakerConfig;
   /** Everything else is the plugin's own options (`base_url`, `api_key`, …). */
   [option: string]: unknown;
 }
@@ -102,9 +153,22 @@ export interface ModelmuxConfig {
   storage?: PluginBlock & { ttl?: Duration; timeout?: Duration };
   rate_limit?: RateLimitConfig;
   providers: Record<string, ProviderConfig>;
-  aliases?: Record<string, string>;
+  routing?: RoutingConfig;
+  /** Per model (`provider/model` or a plain alias): the models tried in order when it fails with a retryable error. */
+  fallbacks?: Record<string, string[]>;
+  aliases?: Record<string, AliasConfig>;
   responses?: { provider: string };
 }
 
 /** The core's keys of a provider block; the rest goes to the plugin. */
-export const PROVIDER_CORE_KEYS = ["plugin", "models", "capabilities", "rate_limit", "timeout", "requires_env"] as const;
+export const PROVIDER_CORE_KEYS = [
+  "plugin",
+  "models",
+  "capabilities",
+  "rate_limit",
+  "timeout",
+  "requires_env",
+  "retry",
+  "timeouts",
+  "circuit_breaker",
+] as const;

@@ -1,12 +1,13 @@
 /**
  * The model table, built once at start-up: every configured `provider/model`, its provider
- * instance, its merged capability map, and the aliases that point at it (docs/interface.md,
- * "Models and capabilities").
+ * instance, its merged capability map, the aliases that point at it and the weighted pools
+ * (docs/interface.md, "Models and capabilities").
  */
 import { mergeCapabilities, type Capabilities } from "../capabilities.ts";
 import { modelNotFound, modelSwitchedOff } from "../errors.ts";
 import type { Provider } from "../plugin.ts";
 import type { ImageOption } from "../types/images.ts";
+import { pickByWeight, type Weighted } from "./weighted-pool.ts";
 
 export interface ModelEntry {
   /** The public name, `provider/model`. */
@@ -32,8 +33,17 @@ export interface ModelTable {
    * Finds a model by `provider/model` or alias; unknown names get 404 `model_not_found`, and so do
    * models of a provider that is off, with a message naming the variables that turn it on.
    */
-  resolve(name: string): ModelEntry;
+  resolve(name: string, random?: () => number): ModelEntry;
+  /**
+   * What a name stands for: one model (a `provider/model` or a plain alias), or the members of a
+   * pool alias (`loadbalance`), in the config's order. Unknown and switched-off names throw as
+   * {@link ModelTable.resolve} does.
+   */
+  lookup(name: string): ModelLookup;
 }
+
+/** A name of a request, looked up: one model, or a pool's members with their weights. */
+export type ModelLookup = { entry: ModelEntry; pool?: undefined } | { pool: readonly Weighted<ModelEntry>[]; entry?: undefined };
 
 export interface ProviderModels {
   provider: string;
@@ -52,12 +62,15 @@ export interface SwitchedOffModel {
 
 /**
  * Builds the table. Capabilities layer: base, plugin defaults, provider block, model entry.
+ * @param aliases Plain aliases: alias → `provider/model`.
  * @param switchedOff Names (`provider/model` and aliases) of the models of providers that are off.
+ * @param pools Pool aliases: alias → its members that are served (`provider/model`, weight > 0).
  */
 export function buildModelTable(
   providers: readonly ProviderModels[],
   aliases: Readonly<Record<string, string>>,
   switchedOff: ReadonlyMap<string, SwitchedOffModel> = new Map(),
+  pools: Readonly<Record<string, readonly Weighted<string>[]>> = {},
 ): ModelTable {
   const entries: ModelEntry[] = [];
   const byName = new Map<string, ModelEntry>();
@@ -84,13 +97,28 @@ export function buildModelTable(
     const entry = byName.get(target);
     if (entry) lookup.set(alias, entry);
   }
+  const poolMembers = new Map<string, Weighted<ModelEntry>[]>();
+  for (const [alias, members] of Object.entries(pools)) {
+    const served = members.flatMap(({ model, weight }) => {
+      const entry = byName.get(model);
+      return entry ? [{ model: entry, weight }] : [];
+    });
+    if (served.length > 0) poolMembers.set(alias, served);
+  }
+  function find(name: string): ModelLookup {
+    const entry = lookup.get(name);
+    if (entry) return { entry };
+    const pool = poolMembers.get(name);
+    if (pool) return { pool };
+    const off = switchedOff.get(name);
+    throw off ? modelSwitchedOff(name, off.provider, off.variables) : modelNotFound(name);
+  }
   return {
     entries,
-    resolve(name) {
-      const entry = lookup.get(name);
-      if (entry) return entry;
-      const off = switchedOff.get(name);
-      throw off ? modelSwitchedOff(name, off.provider, off.variables) : modelNotFound(name);
+    resolve(name, random = Math.random) {
+      const found = find(name);
+      return found.entry ?? pickByWeight(found.pool, random).model;
     },
+    lookup: find,
   };
 }

@@ -1,8 +1,8 @@
 /**
  * What the chaos upstream (`chaos-upstream.ts`) can be told to do with a request, and the
  * deterministic answer it gives when it answers: tokens `t0 t1 … t{N-1}`, so a test can tell that a
- * stream repaired by continuation has no repeated and no missing text (docs/interface.md,
- * "Routing and resilience").
+ * stream repaired by continuation (a broken stream finished by another target) has no repeated
+ * and no missing text.
  *
  * @example
  * up.script({ ...CHAOS_ERRORS.rateLimit, retryAfter: "1" }, { cutAfter: 3 }, "ok");

@@ -215,6 +215,21 @@ describe("malformed and unfinished streams", () => {
     await expect(chat()).rejects.toBeInstanceOf(Error); // JSON: a 200 body that is not JSON
   });
 
+  it("errorAfter: N tokens, then the provider's error event and the end", async () => {
+    up.script({ errorAfter: 2 }, { errorAfter: 1, reason: "rate_limit" }, { errorAfter: 3 }, { errorAfter: 1, reason: "server_error" });
+    const openaiBroken = await openaiStream();
+    expect(openaiBroken).toMatchObject({ text: "t0 t1", finishes: [] });
+    expect(openaiBroken.error).toBeInstanceOf(OpenAI.APIError);
+    expect(openaiBroken.error).toMatchObject({ type: "server_error", message: expect.stringContaining("overloaded") });
+    const anthropicBroken = await anthropicStream();
+    expect(anthropicBroken.text).toBe("t0");
+    expect(anthropicBroken.error).toMatchObject({ error: { type: "error", error: { type: "rate_limit_error" } } });
+    const raw = (await rawChat()).map((event) => event.data);
+    expect(raw).toHaveLength(5); // role, t0, t1, t2, the error
+    expect(JSON.parse(raw[4]!)).toEqual({ error: { message: expect.any(String), type: "server_error", param: null, code: null } });
+    await expect(chat()).rejects.toMatchObject({ status: 500 }); // JSON: the reason's status
+  });
+
   it("noDone: the whole answer with finish reason and usage, but no end marker", async () => {
     up.setDefault("noDone");
     expect(await openaiStream()).toMatchObject({ text: answerText(8), finishes: ["stop"], usage: { completion_tokens: 8 }, error: undefined });

@@ -85,6 +85,7 @@ export const anthropicWire: ChaosWire = {
     return frames;
   },
   malformedFrame: () => `event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":\n\n`,
+  errorEvent: (reason, message) => `event: error\ndata: ${anthropicWire.errorBody(0, reason, message)}\n\n`,
   errorBody(_status, reason, message) {
     const body: ErrorResponse = { type: "error", error: { type: ERRORS[reason].type, message: message ?? ERRORS[reason].message } as ErrorResponse["error"], request_id: "req_chaos" };
     return JSON.stringify(body);

@@ -62,6 +62,11 @@ export type ChaosBehaviour =
   | ({ stallAfter: number } & AnswerShape)
   /** Streams: N tokens, then one event whose data is not JSON, then the rest (`continue`, default) or a clean end (`end`). JSON: a 200 body that is not JSON. */
   | ({ malformedAfter: number; then?: "continue" | "end" } & AnswerShape)
+  /**
+   * Streams: N tokens, then the provider's error event (OpenAI `data: {"error": …}`, Anthropic
+   * `event: error`) and the end; `reason` default `overloaded`. JSON: the error status for `reason`.
+   */
+  | ({ errorAfter: number; reason?: ErrorReason; message?: string } & AnswerShape)
   /** Streams: the whole answer with its finish reason and usage, but no end marker (`data: [DONE]`; Anthropic: `message_stop`). JSON: as `ok`. */
   | ({ noDone: true } & AnswerShape)
   /**
@@ -74,16 +79,18 @@ export type ChaosBehaviour =
   | ({ refusePrefill: true } & AnswerShape);
 
 /** What an attempt was given, by name: `attempts[i].behaviour`. */
-export type ChaosKind = "ok" | "status" | "reset" | "hang" | "cutAfter" | "stallAfter" | "malformedAfter" | "noDone" | "downFor" | "refusePrefill";
+export type ChaosKind = "ok" | "status" | "reset" | "hang" | "cutAfter" | "stallAfter" | "malformedAfter" | "errorAfter" | "noDone" | "downFor" | "refusePrefill";
 
 /** A behaviour with its name and its options in one flat object. */
 export interface ChaosStep extends AnswerShape {
   kind: ChaosKind;
-  /** cutAfter, stallAfter, malformedAfter: the tokens sent before the failure. */
+  /** cutAfter, stallAfter, malformedAfter, errorAfter: the tokens sent before the failure. */
   after?: number;
   then?: "continue" | "end";
   /** status, downFor, refusePrefill: the error reply. */
   error?: StatusBehaviour;
+  /** errorAfter: the error the stream's error event carries (its status is used for a JSON request). */
+  streamError?: StatusBehaviour;
   /** downFor: the window. */
   windowMs?: number;
 }
@@ -113,6 +120,10 @@ export function stepOf(behaviour: ChaosBehaviour): ChaosStep {
   if ("cutAfter" in behaviour) return { ...shapeOf(behaviour), kind: "cutAfter", after: behaviour.cutAfter };
   if ("stallAfter" in behaviour) return { ...shapeOf(behaviour), kind: "stallAfter", after: behaviour.stallAfter };
   if ("malformedAfter" in behaviour) return { ...shapeOf(behaviour), kind: "malformedAfter", after: behaviour.malformedAfter, then: behaviour.then ?? "continue" };
+  if ("errorAfter" in behaviour) {
+    const { errorAfter, reason = "overloaded", message } = behaviour;
+    return { ...shapeOf(behaviour), kind: "errorAfter", after: errorAfter, streamError: { status: statusOf(reason), reason, ...(message === undefined ? {} : { message }) } };
+  }
   if ("noDone" in behaviour) return { ...shapeOf(behaviour), kind: "noDone" };
   if ("refusePrefill" in behaviour) return { ...shapeOf(behaviour), kind: "refusePrefill", error: { status: 400, reason: "prefill" } };
   return { ...shapeOf(behaviour), kind: "ok" };
@@ -131,6 +142,12 @@ export function reasonOf(error: StatusBehaviour): ErrorReason {
   if (status === 504 || status === 408) return "timeout";
   if (status >= 500) return "server_error";
   return status === 404 ? "not_found" : "invalid_request";
+}
+
+/** The status an error reply for `reason` has (what a JSON request gets where a stream gets an error event). */
+function statusOf(reason: ErrorReason): number {
+  const statuses: Record<ErrorReason, number> = { rate_limit: 429, server_error: 500, overloaded: 503, timeout: 504, not_found: 404, context_length_exceeded: 400, content_policy: 400, prefill: 400, invalid_request: 400 };
+  return statuses[reason];
 }
 
 /** The whole answer's pieces, one per token: `["t0", " t1", …]` (or `["t0 ", "t1 ", …, "t7"]` trailing). */

@@ -81,6 +81,7 @@ export const openaiWire: ChaosWire = {
     return frames;
   },
   malformedFrame: (answer) => `data: {"id":"${answer.id}","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":\n\n`,
+  errorEvent: (reason, message) => `data: ${openaiWire.errorBody(0, reason, message)}\n\n`,
   errorBody: (_status, reason, message) => JSON.stringify({ error: { ...ERRORS[reason], ...(message === undefined ? {} : { message }) } }),
   messageOf: (reason) => ERRORS[reason].message,
   // A final assistant message is not refused: OpenAI reads it as context.

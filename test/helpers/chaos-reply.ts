@@ -49,6 +49,7 @@ async function jsonAnswer(ctx: ReplyContext, step: ChaosStep): Promise<void> {
   const body = wire.json(answer);
   const half = body.slice(0, Math.floor(body.length / 2));
   const headers = { "content-type": "application/json", ...wire.headers(answer.id) };
+  if (step.streamError) return sendError(ctx, step.streamError);
   ctx.recordStatus(200);
   if (step.kind === "malformedAfter") return void res.writeHead(200, headers).end(half);
   if (step.kind !== "cutAfter" && step.kind !== "stallAfter") {
@@ -75,6 +76,7 @@ async function streamAnswer(ctx: ReplyContext, step: ChaosStep): Promise<void> {
       broken = true;
       if (step.kind === "cutAfter") return ctx.breakConnection("fin");
       if (step.kind === "stallAfter") return;
+      if (step.streamError) return void res.end(wire.errorEvent(reasonOf(step.streamError), step.streamError.message));
       await write(res, wire.malformedFrame(answer));
       if (step.then === "end") return void res.end();
     }

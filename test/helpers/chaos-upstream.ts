@@ -3,7 +3,7 @@
  * breaking, timeouts, streams continued on another target): a real `node:http` server on
  * 127.0.0.1 that speaks OpenAI Chat Completions on `…/chat/completions` and Anthropic Messages on
  * `…/messages` (`chaos-wire.ts`), and does to each request what the script says (`chaos-behaviours.ts`): answer, answer an error with Retry-After,
- * reset the connection, hang, cut / stall / corrupt a stream after N tokens, leave out the end
+ * reset the connection, hang, cut / stall / corrupt / fail a stream after N tokens, leave out the end
  * marker, be down for a while, refuse a prefill. Its answers are the deterministic tokens
  * `t0 t1 …`; a request ending with an assistant message gets the rest of them after that text, so
  * a stream continued on another target can be checked for repeated or missing text.

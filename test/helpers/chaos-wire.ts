@@ -48,6 +48,8 @@ export interface ChaosWire {
   frames(answer: Answer): Frame[];
   /** An event whose data is cut inside its JSON. */
   malformedFrame(answer: Answer): string;
+  /** A stream's error event, after which the stream ends. */
+  errorEvent(reason: ErrorReason, message?: string): string;
   /** The provider's error body for `status`. */
   errorBody(status: number, reason: ErrorReason, message?: string): string;
   /** The provider's usual message for `reason` (what a test expects the client to be told). */

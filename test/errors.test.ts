@@ -15,7 +15,8 @@ type Envelope = { message: string; type: string; code: string | null; param: str
 
 const { plugin: probePlugin, state: probe, reset: resetProbe } = createProbe();
 
-const config = testConfig({ acme: { plugin: "probe", models: ["m1"] } }, { server: { body_limit: "1kb" }, aliases: { fast: "acme/m1" } });
+// One call per request: this suite checks how each failure maps; the router's retries have their own suite.
+const config = testConfig({ acme: { plugin: "probe", models: ["m1"] } }, { server: { body_limit: "1kb" }, aliases: { fast: "acme/m1" }, routing: { retry: { attempts: 0 } } });
 const CHAT = "/v1/chat/completions";
 const hello = { model: "acme/m1", messages: [{ role: "user", content: "hi" }] };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

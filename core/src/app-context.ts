@@ -6,13 +6,19 @@ import type { OriginPolicy } from "./server/public-origin.ts";
 import type { ImageStore } from "./images/image-store.ts";
 import type { ModelTable } from "./models/model-table.ts";
 import type { Provider, Storage } from "./plugin.ts";
+import type { CircuitBreakers } from "./routing/circuit-breaker.ts";
 import type { RoutePlanner } from "./routing/plan.ts";
+import type { RoutingSettings } from "./routing/types.ts";
 import type { RequestValidators } from "./validation/request-validators.ts";
 
 export interface AppContext {
   models: ModelTable;
   /** A request's targets in order: its model or a pool's pick, then fallbacks (README, "Routing and resilience"). */
   planner: RoutePlanner;
+  /** The routing settings of a provider: `routing`'s with its own overrides. */
+  settingsOf(provider: string): RoutingSettings;
+  /** The circuit of each target, for this router's process. */
+  breakers: CircuitBreakers;
   validators: RequestValidators;
   /** `server.upstream_body_limit`: what is kept of one upstream reply, a stored stream's answer too. */
   upstreamBodyLimit: number;

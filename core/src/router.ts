@@ -33,6 +33,7 @@ import { setupStorage } from "./plugins/setup-storage.ts";
 import { setupRateLimits } from "./plugins/setup-ratelimit.ts";
 import type { RateLimits } from "./rate-limit/acquire.ts";
 import { resolveResponsesTarget } from "./responses/target.ts";
+import { CircuitBreakers } from "./routing/circuit-breaker.ts";
 import { createRoutePlanner, type RoutePlanner } from "./routing/plan.ts";
 import { createRequestValidators } from "./validation/request-validators.ts";
 
@@ -102,6 +103,7 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
   const closePlugins = () => Promise.allSettled([...providers.map((p) => p.instance.close?.()), storage?.close?.(), rateLimits?.limiter.close?.()]);
   let models: ModelTable;
   let planner: RoutePlanner;
+  let settingsOf: AppContext["settingsOf"];
   let responses: AppContext["responses"];
   try {
     responses = resolveResponsesTarget(checked, providers);
@@ -111,7 +113,8 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
     const routing = resolveRouting(checked, served);
     if (routing.dropped.length > 0) logger.info(`left out of fallbacks and pools with their provider: ${routing.dropped.join(", ")}`);
     models = buildModelTable(providers, aliases, resolveSwitchedOff(checked, served, env), routing.pools);
-    planner = createRoutePlanner({ models, fallbacks: routing.fallbacks, settingsOf: routing.settingsOf });
+    settingsOf = routing.settingsOf;
+    planner = createRoutePlanner({ models, fallbacks: routing.fallbacks, settingsOf });
     storage = await setupStorage(checked, setupContext);
     rateLimits = await setupRateLimits(checked, setupContext);
   } catch (error) {
@@ -124,6 +127,8 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
   const ctx: AppContext = {
     models,
     planner,
+    settingsOf,
+    breakers: new CircuitBreakers(),
     validators: createRequestValidators(),
     upstreamBodyLimit: settings.upstreamBodyLimit,
     logger,

@@ -113,8 +113,8 @@ describe("classifyFailure: a provider's error reply", () => {
   it("an error event inside a stream reads like the reply its status stands for", () => {
     const gem = errorMapper({ provider: "gemini", code: "status", streamStatus: (info) => info.httpStatus });
     expect(classifyFailure(gem.fromEvent({ error: { code: 503, message: "overloaded", status: "UNAVAILABLE" } }))).toMatchObject({ outcome: "retryable", status: 503 });
-    // Without a status it is the upstream failing mid-reply: retried like a broken connection.
-    expect(classifyFailure(openai.fromEvent({ error: { message: "server_error" } }))).toMatchObject({ outcome: "retryable", reason: "unreadable reply" });
+    // Without a status it says nothing worth a retry of the same target: the next one is tried.
+    expect(classifyFailure(openai.fromEvent({ error: { message: "server_error" } }))).toMatchObject({ outcome: "next", reason: "unreadable reply" });
   });
 });
 
@@ -160,8 +160,8 @@ describe("classifyFailure: not a provider's failure", () => {
     expect(classifyFailure(invalidRequest("blocked", { code: "content_policy_violation" }))).toEqual({ outcome: "final", reason: "content policy" });
   });
 
-  it("an unreadable reply is the provider failing: retried", () => {
-    expect(classifyFailure(upstreamError("p: the reply is not JSON"))).toMatchObject({ outcome: "retryable", reason: "unreadable reply" });
+  it("an unreadable reply goes to the next target: the same one would answer the same", () => {
+    expect(classifyFailure(upstreamError("p: the reply is not JSON"))).toMatchObject({ outcome: "next", reason: "unreadable reply" });
   });
 
   it("the client's abort is never retried", () => {

@@ -1,21 +1,40 @@
 /**
- * `POST /v1/images/generations` (docs/interface.md, "Images"): validate, route by model, check the
- * `images` capability and each optional field, call the provider; when the client asked for URLs
+ * `POST /v1/images/generations` (docs/interface.md, "Images"): validate, plan the targets, check the
+ * `images` capability and each optional field per target, run the attempts; when the client asked for URLs
  * and got base64, keep the images and answer with URLs on this router. `GET /files/images/:name`
  * serves them, without an API key (the URL's token is the credential), until they expire.
  */
 import type { AppContext } from "../app-context.ts";
 import { assertImageCapabilities } from "../capabilities.ts";
-import { invalidRequest, notFound, storageFailed, storageUnavailable } from "../errors.ts";
+import { invalidRequest, ModelmuxError, notFound, storageFailed, storageUnavailable } from "../errors.ts";
 import { toUpstreamError } from "../upstream/client.ts";
 import type { Exchange } from "../server/exchange.ts";
 import { publicOrigin } from "../server/public-origin.ts";
 import { bytesReply, jsonReply, type Reply } from "../server/reply.ts";
 import { IMAGE_FILES_PATH, sniffImageType } from "./image-store.ts";
-import { providerCall } from "../upstream/provider-call.ts";
-import { acquireRateLimit } from "../rate-limit/acquire.ts";
+import { routeRequest } from "../routing/routed-call.ts";
+import type { Target } from "../routing/types.ts";
+import type { ImageGenerationRequest } from "../schemas/images-request.ts";
 import type { ImagesResponse } from "../types/images.ts";
 import { readJsonBody } from "../server/read-body.ts";
+
+/** Why `target` cannot generate the images `request` asks for; undefined when it can. */
+function imageRefusal(request: ImageGenerationRequest, { entry }: Target): ModelmuxError | undefined {
+  try {
+    assertImageCapabilities(request, entry.capabilities, entry.imageOptions, entry.name);
+  } catch (error) {
+    if (error instanceof ModelmuxError) return error;
+    throw error;
+  }
+  if (!entry.instance.images) {
+    // The config switched `images` on for a model whose plugin cannot generate images.
+    return invalidRequest(`Model '${entry.name}' does not support images: its provider plugin has no image generation`, {
+      code: "unsupported_feature",
+      param: "model",
+    });
+  }
+  return undefined;
+}
 
 export function createImageHandlers(ctx: AppContext) {
   /** Swaps each base64 image for a URL on this router. */
@@ -39,27 +58,31 @@ export function createImageHandlers(ctx: AppContext) {
   return {
     async generateImages(x: Exchange): Promise<Reply> {
       const request = ctx.validators.images(await readJsonBody(x));
-      const entry = ctx.models.resolve(request.model);
-      x.model = entry.name;
-      assertImageCapabilities(request, entry.capabilities, entry.imageOptions, entry.name);
-      const provider = entry.instance;
-      if (!provider.images) {
-        // The config switched `images` on for a model whose plugin cannot generate images.
-        throw invalidRequest(`Model '${entry.name}' does not support images: its provider plugin has no image generation`, {
-          code: "unsupported_feature",
-          param: "model",
-        });
+      const targets = ctx.planner.plan(request.model);
+      x.model = targets[0]!.entry.name;
+      const refusals = new Map<Target, ModelmuxError>();
+      for (const target of targets) {
+        const refusal = imageRefusal(request, target);
+        if (refusal) refusals.set(target, refusal);
       }
-      const call = providerCall(x, entry.model, entry.timeoutMs);
-      // Last step before the upstream call: a request refused by any check above never counts.
-      const grant = await acquireRateLimit(x, { provider: entry.provider });
-      const reply = await provider.images({ ...request, model: entry.model }, call).catch((error: unknown) => {
-        grant.settle();
-        throw toUpstreamError(error, entry.provider, entry.timeoutMs);
+      // No target can serve it: the first one's refusal, before anything is counted.
+      if (refusals.size === targets.length) throw refusals.get(targets[0]!)!;
+      // Images are retried and fall back like chat (docs/interface.md, "Routing and resilience").
+      const routed = await routeRequest(ctx, x, {
+        targets,
+        skip: (target) => refusals.get(target),
+        run: async ({ entry }, call) => {
+          try {
+            return await entry.instance.images!({ ...request, model: entry.model }, call);
+          } catch (error) {
+            throw toUpstreamError(error, entry.provider, entry.timeoutMs);
+          }
+        },
       });
-      grant.settle(reply.usage);
+      const reply = routed.value;
+      routed.grant.settle(reply.usage);
       if (request.response_format === "url") await toUrls(reply, x);
-      return jsonReply(reply, 200, grant.headers);
+      return jsonReply(reply, 200, routed.headers);
     },
 
     async getImageFile(x: Exchange): Promise<Reply> {

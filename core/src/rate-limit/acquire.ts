@@ -69,6 +69,11 @@ export interface RateLimitInput {
   provider: string;
   /** Tokens to hold until `settle`, usually `tokenReservation(body)`. Default: none. */
   reserve?: TokenReservation;
+  /**
+   * Only the provider's limit: a request's later attempts, which its app and developer limits
+   * counted once already (docs/interface.md, "Routing and resilience"). Its headers are not the reply's.
+   */
+  providerOnly?: boolean;
 }
 
 /** An admitted request. */
@@ -160,7 +165,8 @@ export function acquireRateLimit(x: Exchange, input: RateLimitInput): RateLimitG
 
 async function acquire(limits: RateLimits, x: Exchange, input: RateLimitInput): Promise<RateLimitGrant> {
   const principal = x.principal;
-  const rules = rulesFor(limits.policy, { app: principal?.app ?? "default", developer: principal?.developer ?? "default", provider: input.provider });
+  let rules = rulesFor(limits.policy, { app: principal?.app ?? "default", developer: principal?.developer ?? "default", provider: input.provider });
+  if (input.providerOnly) rules = rules.filter((rule) => rule.scope === "provider");
   if (rules.length === 0) return NO_LIMIT;
   const reserve = input.reserve ?? { tokens: 0 };
   for (const rule of rules) {
@@ -171,7 +177,7 @@ async function acquire(limits: RateLimits, x: Exchange, input: RateLimitInput): 
   const decision = await limits.limiter.acquire({ id, rules, reservedTokens });
   const headers = rateLimitHeaders(rules, decision.states);
   if (!decision.allowed) throw refusal(rules, decision, headers);
-  x.rateLimitHeaders = headers;
+  if (!input.providerOnly) x.rateLimitHeaders = headers;
 
   const countsTokens = !decision.unavailable && rules.some((rule) => rule.tokens !== undefined);
   let settled = false;

@@ -5,7 +5,7 @@
  * `toUpstreamError`'s timeouts and broken connections) and changes nothing a client sees.
  */
 import { ModelmuxError } from "../errors.ts";
-import { isConnectionFailure, toUpstreamError } from "../upstream/client.ts";
+import { isBrokenReply, isConnectionFailure, toUpstreamError } from "../upstream/client.ts";
 import { parseRetryAfter } from "./backoff.ts";
 import type { AttemptOutcome } from "./types.ts";
 
@@ -25,6 +25,15 @@ const RETRYABLE_STATUS = new Set([408, 429, 500, 502, 503, 504, 529]);
 /** The codes providers give a refusal on content grounds: OpenAI's (images, moderation) and Azure OpenAI's. */
 const CONTENT_POLICY_CODES = new Set(["content_policy_violation", "content_filter"]);
 
+/** Errors the router made that send the request to its next target (a provider's own limit is full). */
+const toNextTarget = new WeakSet<ModelmuxError>();
+
+/** Marks `error` as one that moves the request to its next target, never the same one. */
+export function passToNextTarget(error: ModelmuxError): ModelmuxError {
+  toNextTarget.add(error);
+  return error;
+}
+
 /** The caller's own abort (the client left): never a failure to retry. */
 export function isAbortError(error: unknown): boolean {
   return error instanceof Error && error.name === "AbortError";
@@ -32,11 +41,12 @@ export function isAbortError(error: unknown): boolean {
 
 /**
  * Classifies a failed attempt.
- * - `retryable`: a connection refused, reset or broken off; the provider's 408, 429, 500, 502, 503,
- *   504 or 529; a reply the core could not read (502 `upstream_error`).
+ * - `retryable`: a connection refused or reset before any reply byte; the provider's 408, 429,
+ *   500, 502, 503, 504 or 529.
  * - `timeout`: the call's timeout (504 `upstream_timeout`) or a connect timeout: the next target.
- * - `next`: 400 `context_length_exceeded` (another target may have a larger context), or a provider
- *   5xx outside the retried ones (501…): the next target, never the same one.
+ * - `next`: 400 `context_length_exceeded` (another target may have a larger context), a provider
+ *   5xx outside the retried ones (501…), a reply that broke off once begun, or one the core could not
+ *   read (502 `upstream_error`): the next target, never the same one.
  * - `final`: a content-policy refusal, any other 4xx, and whatever did not come from a provider
  *   (a bug, our own validation or limits) or was an abort: returned to the client as it is.
  * @param now the wall clock in ms, for a `Retry-After` given as an HTTP date.
@@ -52,6 +62,7 @@ export function classifyFailure(error: unknown, now: number = Date.now()): Failu
     return mapped instanceof ModelmuxError ? classifyFailure(mapped, now) : { outcome: "final", reason: "internal error" };
   }
   if (error.code === "upstream_timeout") return { outcome: "timeout", reason: "timeout" };
+  if (toNextTarget.has(error)) return { outcome: "next", reason: error.code ?? "refused" };
   const upstream = error.upstream;
   if (upstream !== undefined) {
     const status = upstream.status;
@@ -66,9 +77,12 @@ export function classifyFailure(error: unknown, now: number = Date.now()): Failu
     else if (status >= 500) failure.outcome = "next";
     return failure;
   }
+  // Refused or reset before any reply byte: retried. A reply that broke off once begun: the next target.
+  if (isBrokenReply(error)) return { outcome: "next", reason: "reply broke off" };
   if (isConnectionFailure(error)) return { outcome: "retryable", reason: "connection failed" };
-  // A reply that could not be read, or a connection the client could not make: the provider failed.
-  if (error.code === "upstream_error") return { outcome: "retryable", reason: "unreadable reply" };
+  // A reply the core could not read (not the provider's format, nested or sized past the limits):
+  // the same target would answer the same, another may not.
+  if (error.code === "upstream_error") return { outcome: "next", reason: "unreadable reply" };
   if (error.code !== null && CONTENT_POLICY_CODES.has(error.code)) return { outcome: "final", reason: "content policy" };
   return { outcome: "final", reason: error.code ?? `status ${error.status}` };
 }

@@ -54,6 +54,8 @@ async function startKit(options: ProviderConformanceOptions): Promise<KitContext
   const router = await createRouter(
     {
       auth: { api_keys: [{ key: KEY }] },
+      // The kit checks the plugin's one call, not the router's retries of it.
+      routing: { retry: { attempts: 0 } },
       // Two entries of the same plugin: a short timeout for the stall case, the default for the rest.
       providers: { kit: { ...block, timeout: "1s" }, patient: block },
     },

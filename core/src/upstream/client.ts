@@ -37,6 +37,11 @@ export interface HttpRequest {
    * body chunks. 0 is no limit. Default 10 minutes.
    */
   timeoutMs?: number;
+  /**
+   * The longest silence between reply body chunks (`routing.timeouts.idle`), when shorter than
+   * `timeoutMs`: past it the request fails as timed out. 0 or unset: `timeoutMs` bounds it.
+   */
+  idleTimeoutMs?: number;
   /** Names the provider in timeout and connection errors. */
   provider?: string;
 }
@@ -180,7 +185,20 @@ export function toBodyReadError(error: unknown, provider: string, timeoutMs: num
   if (error instanceof ModelmuxError) return error;
   const mapped = toUpstreamError(error, provider, timeoutMs);
   if (mapped !== error || isAbort(error)) return mapped;
-  return connectionFailure(upstreamError(`${provider}: the reply broke off (${error instanceof Error ? error.message : String(error)}).`, error));
+  const broken = connectionFailure(upstreamError(`${provider}: the reply broke off (${error instanceof Error ? error.message : String(error)}).`, error));
+  bodyFailures.add(broken);
+  return broken;
+}
+
+/** The connection failures that came after the reply began (`toBodyReadError`'s own). */
+const bodyFailures = new WeakSet<ModelmuxError>();
+
+/**
+ * True for a failure `toBodyReadError` made of a reply body that broke off after the reply began:
+ * the router does not retry those on the same target (docs/interface.md, "Routing and resilience").
+ */
+export function isBrokenReply(error: unknown): boolean {
+  return error instanceof ModelmuxError && bodyFailures.has(error);
 }
 
 /** How many distinct URLs `splitUrl` remembers; a provider calls a handful, ids aside. */
@@ -261,7 +279,7 @@ export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
           body: req.body,
           // The handler's deadline bounds the whole wait; these bound each part of it, as before.
           headersTimeout: partTimeout,
-          bodyTimeout: partTimeout,
+          bodyTimeout: req.idleTimeoutMs ? Math.min(req.idleTimeoutMs, partTimeout || MAX_TIMER_MS) : partTimeout,
         },
         handler,
       );

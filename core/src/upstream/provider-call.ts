@@ -47,6 +47,8 @@ const OVER = 2;
 export class CoreCall implements ProviderCall, ReplyTaker {
   readonly [ABORT_HOOK]: CallAbort;
   readonly requestId: string;
+  /** `routing.timeouts.idle` of the call's target: the longest silence between reply chunks (`send.ts`); 0 is none. */
+  idleTimeoutMs = 0;
   private deadlines = BY_READERS;
   /** The requests whose deadline is held: usually one. */
   private held: BodySource | BodySource[] | undefined;

@@ -1,0 +1,131 @@
+/**
+ * A request's upstream calls, routed (docs/interface.md, "Routing and resilience"): the endpoint
+ * says how one attempt runs on a target; this runs the attempts (`attempts.ts`) with a provider
+ * call, a rate-limit grant and, for a stream, the `first_token` timeout per attempt, and reports
+ * what answered: the exchange's model and attempts for the log, and the `x-modelmux-*` headers.
+ *
+ * Rate limits: the first attempt counts against the app's, the developer's and its provider's
+ * limits at once, as a request without routing does; each later attempt against its provider's
+ * only, and a provider whose limit is full sends the request on to its next target.
+ */
+import type { AppContext } from "../app-context.ts";
+import { ModelmuxError } from "../errors.ts";
+import type { Exchange } from "../server/exchange.ts";
+import { acquireRateLimit, type RateLimitGrant, type TokenReservation } from "../rate-limit/acquire.ts";
+import { providerCall, type CoreCall } from "../upstream/provider-call.ts";
+import { attemptsOf, runAttempts } from "./attempts.ts";
+import { passToNextTarget } from "./failure.ts";
+import type { AttemptRecord, Target } from "./types.ts";
+
+export interface RoutedRequest<T> {
+  targets: readonly Target[];
+  /** Why `target` cannot serve the request (its capabilities), as the error to give when none can. */
+  skip?(target: Target): ModelmuxError | undefined;
+  /** Tokens each grant holds until it is settled. */
+  reserve?: TokenReservation;
+  /**
+   * Streams: the attempt must have given its value (the first item to send) within the target's
+   * `timeouts.first_token`, else its call is cancelled and the next target tried.
+   */
+  firstToken?: boolean;
+  /** One attempt: must throw (not return) a failure. */
+  run(target: Target, call: CoreCall): Promise<T>;
+}
+
+export interface Routed<T> {
+  value: T;
+  target: Target;
+  /** The request's grant: settle it once with the answer's usage. */
+  grant: RateLimitGrant;
+  /** `x-modelmux-model`, `x-modelmux-attempts` and the grant's `x-ratelimit-*`. */
+  headers: Record<string, string>;
+}
+
+/** The calls that reached a provider: every attempt but the skipped ones. */
+function callsMade(attempts: readonly AttemptRecord[]): number {
+  let calls = 0;
+  for (const attempt of attempts) if (attempt.outcome !== "skipped") calls++;
+  return calls;
+}
+
+/** 504 for an attempt whose stream gave nothing to send within `first_token`. */
+function firstTokenTimeout(target: Target): ModelmuxError {
+  const seconds = target.settings.timeouts.firstTokenMs / 1000;
+  return new ModelmuxError(`Provider '${target.entry.provider}' sent no content within first_token (${seconds}s).`, {
+    status: 504,
+    type: "api_error",
+    code: "upstream_timeout",
+  });
+}
+
+/** `attempt`, failed with the `first_token` timeout when it has not settled in time; the call is cancelled then. */
+function withFirstToken<T>(target: Target, call: CoreCall, attempt: Promise<T>): Promise<T> {
+  const ms = target.settings.timeouts.firstTokenMs;
+  if (ms <= 0) return attempt;
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      call.cancel();
+      reject(firstTokenTimeout(target));
+      // What the cancelled attempt settles with later is nobody's.
+      attempt.catch(() => {});
+    }, ms);
+    attempt.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
+}
+
+/**
+ * Runs the request's attempts. The exchange's `model` and `attempts` name what answered (or the
+ * last that failed) for the access log.
+ * @throws what `runAttempts` throws: the last provider error, a final one, the client's abort
+ */
+export async function routeRequest<T>(ctx: AppContext, x: Exchange, request: RoutedRequest<T>): Promise<Routed<T>> {
+  let grant: RateLimitGrant | undefined;
+  let attempt = 0;
+  const run = async (target: Target): Promise<T> => {
+    const { entry } = target;
+    // A call that names no model (a responses poll) leaves the log's model unset.
+    if (entry.model) x.model = entry.name;
+    const first = ++attempt === 1;
+    let granted: RateLimitGrant;
+    try {
+      const pending = acquireRateLimit(x, { provider: entry.provider, ...(request.reserve && { reserve: request.reserve }), providerOnly: !first });
+      granted = pending instanceof Promise ? await pending : pending;
+    } catch (error) {
+      // The app's or developer's limit ends the request; a later provider's full limit moves it on.
+      if (!first && error instanceof ModelmuxError && error.status === 429) throw passToNextTarget(error);
+      throw error;
+    }
+    if (first) grant = granted;
+    const call = providerCall(x, entry.model, entry.timeoutMs);
+    call.idleTimeoutMs = target.settings.timeouts.idleMs;
+    try {
+      const pending = request.run(target, call);
+      return await (request.firstToken ? withFirstToken(target, call, pending) : pending);
+    } catch (error) {
+      // A failed attempt holds no tokens: its reservation is released (the request's own grant is settled by the endpoint).
+      if (!first) granted.settle();
+      throw error;
+    }
+  };
+  try {
+    const { value, target, attempts } = await runAttempts(request.targets, run, { breakers: ctx.breakers, abort: x.abort, ...(request.skip && { skip: request.skip }) });
+    x.attempts = attempts;
+    const headers: Record<string, string> = { ...grant!.headers, "x-modelmux-attempts": String(callsMade(attempts)) };
+    if (target.entry.model) headers["x-modelmux-model"] = x.model = target.entry.name;
+    return { value, target, grant: grant!, headers };
+  } catch (error) {
+    const attempts = attemptsOf(error);
+    if (attempts) x.attempts = attempts;
+    grant?.settle();
+    throw error;
+  }
+}

@@ -30,7 +30,9 @@ for (const transport of TRANSPORTS) {
     let h: Harness;
     beforeAll(async () => {
       fake = await startFakeGemini({ apiKey: UPSTREAM_KEY });
-      h = await startHarness(testConfig({ gemini: { plugin: "provider-gemini", base_url: fake.url, api_key: UPSTREAM_KEY, models: MODELS, timeout: "2s" } }), transport);
+      // One call per request: this suite checks how a call maps; the router's retries have their own suite.
+      const routing = { retry: { attempts: 0 } };
+      h = await startHarness(testConfig({ gemini: { plugin: "provider-gemini", base_url: fake.url, api_key: UPSTREAM_KEY, models: MODELS, timeout: "2s" } }, { routing }), transport);
     });
     afterEach(() => fake.reset());
     afterAll(async () => {

@@ -212,10 +212,11 @@ for (const transport of TRANSPORTS) {
 
     it("releases the reservation of a failed call, and passes a provider's own 429 on with its retry-after", async () => {
       const r = await start(configWith({ developer: { requests: 100, tokens: 100, window: "60s" } }));
-      probe.error = providerError("acme", { status: 429, message: "slow down", retryAfter: "7" });
+      // Longer than routing.retry.max_retry_after (30 s): passed on at once, not waited for a retry.
+      probe.error = providerError("acme", { status: 429, message: "slow down", retryAfter: "60" });
       const limited = await r.request(CHAT, postJson({ ...hello, max_tokens: 90 }));
       expect(limited.status).toBe(429);
-      expect(limited.headers.get("retry-after")).toBe("7");
+      expect(limited.headers.get("retry-after")).toBe("60");
       expect((await limited.json()).error).toEqual({ message: "acme: slow down", type: "rate_limit_error", code: "rate_limit_exceeded", param: null });
       // Ours are there too, and say our limits still have room.
       expect(limited.headers.get("x-ratelimit-remaining-requests")).toBe("99");

@@ -28,7 +28,8 @@ for (const transport of TRANSPORTS) {
             openai: { plugin: "provider-openai", base_url: fake.url, api_key: UPSTREAM_KEY, models: ["gpt-4.1", "gpt-image-1", "dall-e-3"], timeout: "2s" },
             echo: { plugin: "provider-echo", models: ["echo-1"] },
           },
-          { responses: { provider: "openai" } },
+          // One call per request: this suite checks how a call maps; the router's retries have their own suite.
+          { responses: { provider: "openai" }, routing: { retry: { attempts: 0 } } },
         ),
         transport,
         { logger: createLogger({ level: "info", format: "json", write: (text: string) => logLines.push(...text.trim().split("\n")) }) },

@@ -107,6 +107,7 @@ export async function routeRequest<T>(ctx: AppContext, x: Exchange, request: Rou
     if (first) grant = granted;
     const call = providerCall(x, entry.model, entry.timeoutMs);
     call.idleTimeoutMs = target.settings.timeouts.idleMs;
+    call.connectTimeoutMs = target.settings.timeouts.connectMs;
     try {
       const pending = request.run(target, call);
       return await (request.firstToken ? withFirstToken(target, call, pending) : pending);

@@ -1,6 +1,6 @@
 /**
- * The core's HTTP client for upstream calls, on undici's dispatcher API over one keep-alive Agent (a
- * connection pool per origin): one small handler object per request (`undici-handler.ts`) and a
+ * The core's HTTP client for upstream calls, on undici's dispatcher API over keep-alive Agents (a
+ * connection pool per origin; one Agent per connect timeout in use, usually one): one small handler object per request (`undici-handler.ts`) and a
  * light body (`reply-body.ts`) instead of `undici.request()`'s promise layers and Readable body. On
  * Node 20 this is far cheaper than the global fetch and its web streams, and cheaper than
  * `undici.request()`. Tests and embedders may hand plugins any object with the same `request` method.
@@ -42,6 +42,8 @@ export interface HttpRequest {
    * `timeoutMs`: past it the request fails as timed out. 0 or unset: `timeoutMs` bounds it.
    */
   idleTimeoutMs?: number;
+  /** The longest a new connection may take (`routing.timeouts.connect`); 0 or unset: undici's 10 s. */
+  connectTimeoutMs?: number;
   /** Names the provider in timeout and connection errors. */
   provider?: string;
 }
@@ -249,11 +251,22 @@ function toRequestFailure(error: unknown, request: HttpRequest, timeoutMs: numbe
  * const models = await res.body.json();
  */
 export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
-  const agent = new Agent({
-    keepAliveTimeout: options.keepAliveTimeout ?? 30_000,
-    connections: options.connections ?? null,
-    pipelining: 1,
-  });
+  const makeAgent = (connectTimeoutMs?: number) =>
+    new Agent({
+      keepAliveTimeout: options.keepAliveTimeout ?? 30_000,
+      connections: options.connections ?? null,
+      pipelining: 1,
+      ...(connectTimeoutMs && { connect: { timeout: connectTimeoutMs } }),
+    });
+  const agent = makeAgent();
+  // One pool per connect timeout in use (undici sets it per agent): usually one, the routing default.
+  const agents = new Map<number, InstanceType<typeof Agent>>();
+  const agentFor = (connectTimeoutMs: number | undefined): InstanceType<typeof Agent> => {
+    if (!connectTimeoutMs) return agent;
+    let found = agents.get(connectTimeoutMs);
+    if (found === undefined) agents.set(connectTimeoutMs, (found = makeAgent(connectTimeoutMs)));
+    return found;
+  };
   const splitUrl = createUrlSplitter();
   const bufferLimit = options.bufferLimit ?? DEFAULT_UPSTREAM_BODY_LIMIT;
   return {
@@ -270,7 +283,7 @@ export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
       // 0 turns undici's timers off too; past what a timer holds, they would fire at once.
       const partTimeout = Math.min(timeoutMs, MAX_TIMER_MS);
       // Never throws: undici reports every failure, even of the options, to `handler.onError`.
-      agent.dispatch(
+      agentFor(req.connectTimeoutMs).dispatch(
         {
           origin: url.origin,
           path: url.path,
@@ -285,7 +298,7 @@ export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
       );
       return handler.response;
     },
-    close: () => agent.close(),
+    close: () => Promise.all([agent.close(), ...[...agents.values()].map((a) => a.close())]).then(() => undefined),
   };
 }
 

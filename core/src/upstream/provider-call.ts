@@ -49,6 +49,8 @@ export class CoreCall implements ProviderCall, ReplyTaker {
   readonly requestId: string;
   /** `routing.timeouts.idle` of the call's target: the longest silence between reply chunks (`send.ts`); 0 is none. */
   idleTimeoutMs = 0;
+  /** `routing.timeouts.connect` of the call's target: the longest a new connection may take; 0 is undici's default. */
+  connectTimeoutMs = 0;
   private deadlines = BY_READERS;
   /** The requests whose deadline is held: usually one. */
   private held: BodySource | BodySource[] | undefined;

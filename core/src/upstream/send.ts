@@ -66,9 +66,10 @@ export interface RawUpstreamRequest extends Omit<UpstreamRequest, "body"> {
 export async function sendUpstream(ctx: PluginContext, call: Pick<ProviderCall, "signal" | "timeoutMs" | "requestId">, request: RawUpstreamRequest): Promise<HttpResponse> {
   const hook = abortHookOf(call);
   const req: HttpRequest = { url: request.url, method: request.method, headers: request.headers, timeoutMs: call.timeoutMs, provider: ctx.name };
-  // The core's call carries the route's idle timeout (`routing.timeouts.idle`).
-  const idle = (call as { idleTimeoutMs?: number }).idleTimeoutMs;
-  if (idle) req.idleTimeoutMs = idle;
+  // The core's call carries the route's timeouts (`routing.timeouts.idle` and `.connect`).
+  const { idleTimeoutMs, connectTimeoutMs } = call as { idleTimeoutMs?: number; connectTimeoutMs?: number };
+  if (idleTimeoutMs) req.idleTimeoutMs = idleTimeoutMs;
+  if (connectTimeoutMs) req.connectTimeoutMs = connectTimeoutMs;
   if (request.body !== undefined) req.body = request.body;
   // The core's hook when the call has one: reading `call.signal` would make its lazy AbortController.
   if (hook !== undefined) req.abort = hook;

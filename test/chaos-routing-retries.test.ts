@@ -83,6 +83,8 @@ describe("an error that does not pass", () => {
       const { completion, headers } = await chat(h);
       expect(completion.choices[0]!.message.content).toBe(WHOLE);
       expect(completion.model).toBe("gpt-4o");
+      // The usage is the answering attempt's: the failed ones produced nothing.
+      expect(completion.usage).toMatchObject({ prompt_tokens: 10, completion_tokens: 8, total_tokens: 18 });
       expect(routed(headers)).toEqual({ model: BACKUP, attempts: "4" });
       expect(rig.primary.attempts.map((a) => a.status)).toEqual([error.status, error.status, error.status]);
       expect(rig.backup.attempts.map((a) => a.status)).toEqual([200]);

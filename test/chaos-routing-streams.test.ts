@@ -62,10 +62,8 @@ describe("a stream cut after content was sent", () => {
 });
 
 describe("an unreadable event", () => {
-  // BUG (router): the stream is committed at its role-only first chunk. The router relays that
-  // chunk (no content) to the client at once, so a failure before the first text counts as "after
-  // the first byte": the client gets an error event and the next target is never tried.
-  it.fails("as the first event after the role chunk, before any text: the next target answers the stream", async () => {
+  // Nothing reaches the client before content: a role-only first chunk does not commit the stream.
+  it("as the first event after the role chunk, before any text: the next target answers the stream", async () => {
     const h = await rig.start();
     rig.primary.script({ malformedAfter: 0 });
     const read = await streamChat(h);
@@ -118,10 +116,8 @@ describe("a stream that fails before its first byte", () => {
     expect(rig.primary.attempts.map((a) => a.status)).toEqual([503, 200]);
   });
 
-  // BUG (router): the stream is committed at its role-only first chunk. The router relays that
-  // chunk (no content) to the client at once, so a failure before the first text counts as "after
-  // the first byte": the client gets an error event and the next target is never tried.
-  it.fails("cut before its first token: the next target answers the stream", async () => {
+  // Nothing reaches the client before content: a role-only first chunk does not commit the stream.
+  it("cut before its first token: the next target answers the stream", async () => {
     const h = await rig.start();
     rig.primary.script({ cutAfter: 0 });
     const read = await streamChat(h);
@@ -131,9 +127,8 @@ describe("a stream that fails before its first byte", () => {
     expect(rig.backup.attempts).toHaveLength(1);
   });
 
-  // BUG (router), as above, on the Anthropic path: message_start is turned into a role chunk that
-  // commits the stream.
-  it.fails("an Anthropic stream cut before its first token: the next target answers the stream", async () => {
+  // Nothing reaches the client before content: a role-only first chunk does not commit the stream.
+  it("an Anthropic stream cut before its first token: the next target answers the stream", async () => {
     const h = await rig.start((config) => (config.fallbacks = { [CLAUDE]: [PRIMARY] }));
     rig.backup.script({ cutAfter: 0 });
     const read = await streamChat(h, CLAUDE);

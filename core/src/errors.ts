@@ -193,6 +193,15 @@ export function upstreamTimeout(provider: string, timeoutMs: number): ModelmuxEr
   });
 }
 
+/** 504: the provider's reply went silent past `routing.timeouts.idle`. */
+export function upstreamIdle(provider: string, idleMs: number): ModelmuxError {
+  return new ModelmuxError(`Provider '${provider}' sent nothing for ${idleMs / 1000}s mid-reply (routing.timeouts.idle).`, {
+    status: 504,
+    type: "api_error",
+    code: "upstream_timeout",
+  });
+}
+
 /** 500 when `store: true` could not be honoured: the storage backend failed. Details go to the log. */
 export function storageFailed(cause: unknown): ModelmuxError {
   return new ModelmuxError("The completion was generated but could not be stored (store: true); the storage backend failed. The request id finds the cause in the router's log.", {

@@ -103,8 +103,10 @@ describe("plan: a model or a plain alias", () => {
     expect(names("fast")).toEqual(["openai/gpt-4o-mini", "gemini/flash"]);
   });
 
-  it("gives a new list each time", () => {
-    planner.plan("openai/gpt-4o").pop();
+  it("makes a model's plan once, frozen, so that no request can change another's", () => {
+    const plan = planner.plan("openai/gpt-4o");
+    expect(planner.plan("openai/gpt-4o")).toBe(plan);
+    expect(Object.isFrozen(plan)).toBe(true);
     expect(names("openai/gpt-4o")).toHaveLength(3);
   });
 });

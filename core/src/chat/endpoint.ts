@@ -22,18 +22,15 @@ import { readJsonBody } from "../server/read-body.ts";
 import { save, type ChatRequestState } from "./request-state.ts";
 import { streamReply } from "./stream-reply.ts";
 
-/** The capability refusal of each target that cannot serve `request`. */
-function capabilityRefusals(request: ChatRequest, targets: readonly Target[]): Map<Target, ModelmuxError> {
-  const refusals = new Map<Target, ModelmuxError>();
-  for (const target of targets) {
-    try {
-      assertChatCapabilities(request, target.entry.capabilities, target.entry.name);
-    } catch (error) {
-      if (!(error instanceof ModelmuxError)) throw error;
-      refusals.set(target, error);
-    }
+/** Why `target` cannot serve `request` (its capabilities); undefined when it can. */
+function capabilityRefusal(request: ChatRequest, target: Target): ModelmuxError | undefined {
+  try {
+    assertChatCapabilities(request, target.entry.capabilities, target.entry.name);
+    return undefined;
+  } catch (error) {
+    if (error instanceof ModelmuxError) return error;
+    throw error;
   }
-  return refusals;
 }
 
 export function createChatCompletionHandler(ctx: AppContext) {
@@ -41,9 +38,9 @@ export function createChatCompletionHandler(ctx: AppContext) {
     const request = ctx.validators.chat(await readJsonBody(x));
     const targets = ctx.planner.plan(request.model);
     x.model = targets[0]!.entry.name;
-    const refusals = capabilityRefusals(request, targets);
+    const refused = capabilityRefusal(request, targets[0]!);
     // No target can serve it: the first one's refusal, before anything else is checked.
-    if (refusals.size === targets.length) throw refusals.get(targets[0]!)!;
+    if (refused && targets.every((target, i) => i === 0 || capabilityRefusal(request, target))) throw refused;
     const storage = request.store ? ctx.storage : undefined;
     if (request.store && !storage) {
       throw invalidRequest("store: stored chat completions are off; configure a `storage` plugin to use store: true", {
@@ -51,7 +48,7 @@ export function createChatCompletionHandler(ctx: AppContext) {
         param: "store",
       });
     }
-    const chat: ChatRequestState = { ctx, x, request, targets, refusals, storage, keepServiceTier: request.service_tier != null };
+    const chat: ChatRequestState = { ctx, x, request, targets, refusal: (target) => capabilityRefusal(request, target), storage, keepServiceTier: request.service_tier != null };
     return request.stream ? streamReply(chat) : completionReply(chat);
   };
 }
@@ -70,7 +67,7 @@ async function completionReply(chat: ChatRequestState): Promise<Reply> {
   const { request } = chat;
   const routed = await routeRequest(chat.ctx, chat.x, {
     targets: chat.targets,
-    skip: (target) => chat.refusals.get(target),
+    skip: chat.refusal,
     reserve: tokenReservation(request),
     run: (target, call) => completionOn(request, target, call),
   });

@@ -16,8 +16,8 @@ export interface ChatRequestState {
   x: Exchange;
   request: ChatRequest;
   targets: readonly Target[];
-  /** Why each target cannot serve the request (its capabilities), by target; undefined when it can. */
-  refusals: ReadonlyMap<Target, ModelmuxError>;
+  /** Why `target` cannot serve the request (its capabilities); undefined when it can. */
+  refusal(target: Target): ModelmuxError | undefined;
   /** Set when `store: true`. */
   storage: Storage | undefined;
   /** The client set `service_tier`: replies keep it (docs/interface.md, "What the router changes"). */

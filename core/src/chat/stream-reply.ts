@@ -1,7 +1,7 @@
 /**
  * The SSE reply of a chat completion: each attempt opens its provider's stream and reads it up to
- * the first item to send (so a failure before the client has a byte is retried or falls back, and
- * `first_token` bounds the wait), then the stream is relayed (`event-relay.ts`, a provider whose
+ * its first content (`first-content.ts`: a failure before the client has any is retried or falls
+ * back, and `first_token` bounds the wait), then the stream is relayed (`event-relay.ts`, a provider whose
  * upstream speaks the client's format) or framed (`stream-frames.ts`).
  */
 import { createCompletionAssembler } from "./assemble-completion.ts";
@@ -9,6 +9,7 @@ import { choiceCount } from "./chunk-check.ts";
 import { openEventRelay } from "./event-relay.ts";
 import { toProviderRequest } from "./provider-request.ts";
 import { openChatStreamFrames } from "./stream-frames.ts";
+import { untilContent } from "./first-content.ts";
 import { save, type ChatRequestState } from "./request-state.ts";
 import { toUpstreamError } from "../upstream/client.ts";
 import type { CoreCall } from "../upstream/provider-call.ts";
@@ -23,6 +24,8 @@ import type { Usage } from "../types/chat.ts";
 interface OpenStream {
   frames: AsyncIterator<string>;
   usage: Usage | undefined;
+  /** The error behind the error event the stream ended with, if it did. */
+  failure: unknown;
 }
 
 /**
@@ -45,7 +48,10 @@ function streamOptions(chat: ChatRequestState, target: Target, call: CoreCall, o
     // For the framed path (`chat/stream-frames.ts`), which cancels the call it stops reading early.
     call,
     onUsage: (reported: Usage) => (open.usage = x.usage = reported),
-    onError: (error: unknown) => ctx.logger.warn(`stream of ${entry.name} failed mid-way`, { request_id: x.requestId }, error),
+    onError: (error: unknown) => {
+      open.failure = error;
+      ctx.logger.warn(`stream of ${entry.name} failed mid-way`, { request_id: x.requestId }, error);
+    },
     ...(assembler && {
       collect: assembler.add,
       beforeDone: () => {
@@ -60,7 +66,7 @@ function streamOptions(chat: ChatRequestState, target: Target, call: CoreCall, o
 /** One attempt: the provider's stream, read up to its first item to send. */
 async function openStreamOn(chat: ChatRequestState, target: Target, call: CoreCall): Promise<OpenStream> {
   const { entry } = target;
-  const open: OpenStream = { frames: undefined!, usage: undefined };
+  const open: OpenStream = { frames: undefined!, usage: undefined, failure: undefined };
   const options = streamOptions(chat, target, call, open);
   const providerRequest = toProviderRequest(chat.request, entry.model);
   try {
@@ -79,13 +85,15 @@ async function openStreamOn(chat: ChatRequestState, target: Target, call: CoreCa
   } catch (error) {
     throw options.classify(error);
   }
+  // Nothing reaches the client before content: a failure until then is this attempt's, not the reply's.
+  open.frames = await untilContent(open.frames, () => open.failure);
   return open;
 }
 
 export async function streamReply(chat: ChatRequestState): Promise<Reply> {
   const routed = await routeRequest(chat.ctx, chat.x, {
     targets: chat.targets,
-    skip: (target) => chat.refusals.get(target),
+    skip: chat.refusal,
     reserve: tokenReservation(chat.request),
     firstToken: true,
     run: (target, call) => openStreamOn(chat, target, call),

@@ -24,7 +24,7 @@ export interface RoutePlanner {
    * @throws ModelmuxError 404 `model_not_found` for an unknown name or one whose provider is off,
    *   as `ModelTable.resolve` does.
    */
-  plan(name: string, random?: () => number): Target[];
+  plan(name: string, random?: () => number): readonly Target[];
 }
 
 /**
@@ -45,8 +45,14 @@ export function createRoutePlanner({ models, fallbacks, settingsOf }: RoutePlann
     Object.entries(fallbacks).map(([model, list]) => [model, list.map((name) => targetOf(name, model))]),
   );
 
+  // The plan of a model or plain alias never changes: made once per name (a configured name only:
+  // an unknown one throws before it is kept).
+  const fixedPlans = new Map<string, readonly Target[]>();
+
   return {
     plan(name, random = Math.random) {
+      const fixed = fixedPlans.get(name);
+      if (fixed !== undefined) return fixed;
       const found = models.lookup(name);
       let first: ModelEntry[];
       if (found.entry) first = [found.entry];
@@ -61,6 +67,7 @@ export function createRoutePlanner({ models, fallbacks, settingsOf }: RoutePlann
         seen.add(target.entry.name);
         plan.push(target);
       }
+      if (found.entry) fixedPlans.set(name, Object.freeze(plan));
       return plan;
     },
   };

@@ -12,6 +12,7 @@ import type { AppContext } from "../app-context.ts";
 import { ModelmuxError } from "../errors.ts";
 import type { Exchange } from "../server/exchange.ts";
 import { acquireRateLimit, type RateLimitGrant, type TokenReservation } from "../rate-limit/acquire.ts";
+import { isConnectionFailure } from "../upstream/client.ts";
 import { providerCall, type CoreCall } from "../upstream/provider-call.ts";
 import { attemptsOf, runAttempts } from "./attempts.ts";
 import { passToNextTarget } from "./failure.ts";
@@ -114,6 +115,8 @@ export async function routeRequest<T>(ctx: AppContext, x: Exchange, request: Rou
     } catch (error) {
       // A failed attempt holds no tokens: its reservation is released (the request's own grant is settled by the endpoint).
       if (!first) granted.settle();
+      // Only a connection refused or reset before any reply byte is retried on the same target.
+      if (call.replied && isConnectionFailure(error) && (error as ModelmuxError).code !== "upstream_timeout") throw passToNextTarget(error as ModelmuxError);
       throw error;
     }
   };
@@ -125,7 +128,11 @@ export async function routeRequest<T>(ctx: AppContext, x: Exchange, request: Rou
     return { value, target, grant: grant!, headers };
   } catch (error) {
     const attempts = attemptsOf(error);
-    if (attempts) x.attempts = attempts;
+    if (attempts) {
+      x.attempts = attempts;
+      const calls = callsMade(attempts);
+      if (calls > 0) x.routingHeaders = { "x-modelmux-attempts": String(calls) };
+    }
     grant?.settle();
     throw error;
   }

@@ -64,6 +64,8 @@ export interface Exchange {
   usage?: Usage;
   /** The upstream attempts of a routed request, for the access log (`routing/attempts.ts`). */
   attempts?: readonly AttemptRecord[];
+  /** `x-modelmux-attempts` of a routed request that failed: its error reply carries it. */
+  routingHeaders?: Readonly<Record<string, string>>;
   /** The `x-ratelimit-*` headers of an admitted request; its error reply carries them too. */
   rateLimitHeaders?: Readonly<Record<string, string>>;
 }
@@ -84,6 +86,7 @@ export abstract class BaseExchange implements Exchange {
   model?: string;
   usage?: Usage;
   attempts?: readonly AttemptRecord[];
+  routingHeaders?: Readonly<Record<string, string>>;
   rateLimitHeaders?: Readonly<Record<string, string>>;
   requestId = "";
   bodyLimit = DEFAULT_BODY_LIMIT;

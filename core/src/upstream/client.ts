@@ -6,7 +6,7 @@
  * `undici.request()`. Tests and embedders may hand plugins any object with the same `request` method.
  */
 import { Agent, UndiciError } from "./undici-parts.ts";
-import { ModelmuxError, upstreamError, upstreamTimeout } from "../errors.ts";
+import { ModelmuxError, upstreamError, upstreamIdle, upstreamTimeout } from "../errors.ts";
 import { MAX_TIMER_MS } from "../config/units.ts";
 import { abortReasonOf, DEADLINE_CODE, DispatchedRequest } from "./undici-handler.ts";
 import type { AbortHook } from "./call-abort.ts";
@@ -142,7 +142,10 @@ const isAbort = (error: unknown): boolean => error instanceof Error && error.nam
  */
 export function toUpstreamError(error: unknown, provider: string, timeoutMs: number): unknown {
   if (error instanceof ModelmuxError) return error;
-  if (isTimeout(error)) return connectionFailure(upstreamTimeout(provider, timeoutMs));
+  if (isTimeout(error)) {
+    const idle = (error as { idleTimeoutMs?: number }).idleTimeoutMs;
+    return connectionFailure(idle ? upstreamIdle(provider, idle) : upstreamTimeout(provider, timeoutMs));
+  }
   if (isAbort(error)) return error;
   const code = (error as { code?: unknown } | null)?.code;
   if (code === UPSTREAM_BODY_TOO_LARGE) return tooLargeError(error as UpstreamBodyTooLarge, provider);

@@ -51,6 +51,8 @@ export class CoreCall implements ProviderCall, ReplyTaker {
   idleTimeoutMs = 0;
   /** `routing.timeouts.connect` of the call's target: the longest a new connection may take; 0 is undici's default. */
   connectTimeoutMs = 0;
+  /** A successful reply's head came (`sendUpstream`): a failure from now on is a reply that broke off, not a refused connection. */
+  replied = false;
   private deadlines = BY_READERS;
   /** The requests whose deadline is held: usually one. */
   private held: BodySource | BodySource[] | undefined;
@@ -94,6 +96,7 @@ export class CoreCall implements ProviderCall, ReplyTaker {
   }
 
   [TAKE_REPLY](body: HttpBody): void {
+    this.replied = true;
     // A body of another client (a test's, an embedder's) keeps its own ways.
     if (this.deadlines !== HELD || !(body instanceof StreamedBody)) return;
     const request = body.source;

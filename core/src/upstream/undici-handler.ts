@@ -142,6 +142,9 @@ export class DispatchedRequest implements Dispatcher.DispatchHandler, AbortListe
   onError(error: Error): void {
     this.stopListening();
     this.endDeadline();
+    // undici's body timeout is the route's idle limit when one is set: the error says which it was.
+    const idle = this.request.idleTimeoutMs;
+    if (idle && (error as { code?: string }).code === "UND_ERR_BODY_TIMEOUT") (error as { idleTimeoutMs?: number }).idleTimeoutMs = idle;
     if (this.body !== undefined) return this.body.fail(error);
     const reject = this.reject;
     if (reject === undefined) return;

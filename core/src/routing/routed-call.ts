@@ -107,7 +107,8 @@ export async function routeRequest<T>(ctx: AppContext, x: Exchange, request: Rou
     }
     if (first) grant = granted;
     const call = providerCall(x, entry.model, entry.timeoutMs);
-    call.idleTimeoutMs = target.settings.timeouts.idleMs;
+    // `idle` is a stream's limit: a JSON reply's head comes only once the whole answer is made.
+    if (request.firstToken) call.idleTimeoutMs = target.settings.timeouts.idleMs;
     call.connectTimeoutMs = target.settings.timeouts.connectMs;
     try {
       const pending = request.run(target, call);

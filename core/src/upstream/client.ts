@@ -38,8 +38,9 @@ export interface HttpRequest {
    */
   timeoutMs?: number;
   /**
-   * The longest silence between reply body chunks (`routing.timeouts.idle`), when shorter than
-   * `timeoutMs`: past it the request fails as timed out. 0 or unset: `timeoutMs` bounds it.
+   * A stream's longest silence (`routing.timeouts.idle`), when shorter than `timeoutMs`: the wait
+   * for the reply's head and each gap between its body chunks; past it the request fails as timed
+   * out. 0 or unset: `timeoutMs` bounds them.
    */
   idleTimeoutMs?: number;
   /** The longest a new connection may take (`routing.timeouts.connect`); 0 or unset: undici's 10 s. */
@@ -283,8 +284,9 @@ export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
         return Promise.reject(toRequestFailure(error, req, timeoutMs));
       }
       const handler = new DispatchedRequest(req, timeoutMs, bufferLimit, toRequestFailure);
-      // 0 turns undici's timers off too; past what a timer holds, they would fire at once.
-      const partTimeout = Math.min(timeoutMs, MAX_TIMER_MS);
+      // 0 turns undici's timers off too; past what a timer holds, they would fire at once. One
+      // value for both: undici makes a new timer each time the two differ (twice a request).
+      const partTimeout = req.idleTimeoutMs ? Math.min(req.idleTimeoutMs, timeoutMs || MAX_TIMER_MS, MAX_TIMER_MS) : Math.min(timeoutMs, MAX_TIMER_MS);
       // Never throws: undici reports every failure, even of the options, to `handler.onError`.
       agentFor(req.connectTimeoutMs).dispatch(
         {
@@ -295,7 +297,7 @@ export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
           body: req.body,
           // The handler's deadline bounds the whole wait; these bound each part of it, as before.
           headersTimeout: partTimeout,
-          bodyTimeout: req.idleTimeoutMs ? Math.min(req.idleTimeoutMs, partTimeout || MAX_TIMER_MS) : partTimeout,
+          bodyTimeout: partTimeout,
         },
         handler,
       );

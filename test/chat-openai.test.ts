@@ -182,13 +182,20 @@ for (const transport of TRANSPORTS) {
       expect(events).not.toContain("[DONE]");
       expect(JSON.parse(events[2]!)).toMatchObject({ error: { type: "api_error", code: "upstream_error" } });
 
-      fake.setNext({ streamFailure: { afterChunks: 1, mode: "error_event" } });
+      // After the role chunk and one word: the client has content, so the error comes as an event.
+      fake.setNext({ streamFailure: { afterChunks: 2, mode: "error_event" } });
       const sdkStream = await h.openai.chat.completions.create({ model: "openai/gpt-4o-mini", stream: true, messages: [{ role: "user", content: "a b c" }] });
       await expect(
         (async () => {
           for await (const _chunk of sdkStream);
         })(),
       ).rejects.toBeInstanceOf(OpenAI.APIError);
+
+      // Before any content (the role chunk alone), nothing has been sent: the client gets an error reply.
+      fake.setNext({ streamFailure: { afterChunks: 1, mode: "error_event" } });
+      const early = await h.request("/v1/chat/completions", postJson({ model: "openai/gpt-4o-mini", stream: true, messages: [{ role: "user", content: "a b c" }] }));
+      expect(early.status).toBe(502);
+      expect(((await early.json()) as { error: { code: string } }).error.code).toBe("upstream_error");
     });
 
     it("aborts the upstream request when the client goes away mid-stream", async () => {

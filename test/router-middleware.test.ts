@@ -91,4 +91,17 @@ describe.each(TRANSPORTS)("middleware over %s", (transport) => {
     const line = JSON.parse(lines.join("").split("\n").find((l) => l.includes("req-mw-1"))!) as Record<string, unknown>;
     expect(line).toMatchObject({ status: 200, app: "test-app", request_id: "req-mw-1" });
   });
+
+  it("logs a stream once, when it has ended, with its usage", async () => {
+    const lines: string[] = [];
+    const logger = createLogger({ level: "info", format: "json", write: (text) => lines.push(text) });
+    const h = await start({ logger });
+    const stream = await h.openai.chat.completions.create({ ...chat("counted at the end"), stream: true, stream_options: { include_usage: true } });
+    for await (const _chunk of stream);
+    const chatLines = () => (logger.flush(), lines.join("").split("\n").filter((l) => l.includes("/v1/chat/completions")));
+    await expect.poll(() => chatLines().length).toBe(1);
+    const line = JSON.parse(chatLines()[0]!) as Record<string, unknown>;
+    expect(line).toMatchObject({ status: 200, model: "echo/echo-1" });
+    expect(line.completion_tokens).toBeGreaterThan(0);
+  });
 });

@@ -6,7 +6,7 @@
  */
 
 /** Text, a refusal, reasoning, a tool call or a finish reason: what makes a chunk worth sending. */
-const CONTENT = /"(?:content|refusal|reasoning_content|reasoning)":"(?!")|"tool_calls":\[|"finish_reason":"/;
+const CONTENT = /"(?:content|refusal|reasoning_content|reasoning)"\s*:\s*"(?!")|"tool_calls"\s*:\s*\[|"finish_reason"\s*:\s*"/;
 
 /** Whether an SSE frame (or a run of them) carries content. */
 export function hasContent(frame: string): boolean {

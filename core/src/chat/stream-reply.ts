@@ -97,6 +97,7 @@ export async function streamReply(chat: ChatRequestState): Promise<Reply> {
     reserve: tokenReservation(chat.request),
     firstToken: true,
     run: (target, call) => openStreamOn(chat, target, call),
+    dispose: (open) => void open.frames.return?.(),
   });
   const { value: open, grant } = routed;
   // The grant is settled with the stream's usage once it ends, or is abandoned.

@@ -31,6 +31,8 @@ export interface RoutedRequest<T> {
   firstToken?: boolean;
   /** One attempt: must throw (not return) a failure. */
   run(target: Target, call: CoreCall): Promise<T>;
+  /** Releases what an attempt gave after `first_token` had already failed it (its stream). */
+  dispose?(value: T): void;
 }
 
 export interface Routed<T> {
@@ -40,6 +42,21 @@ export interface Routed<T> {
   grant: RateLimitGrant;
   /** `x-modelmux-model`, `x-modelmux-attempts` and the grant's `x-ratelimit-*`. */
   headers: Record<string, string>;
+}
+
+/**
+ * The grant of a request answered by a later attempt: the usage counts for the app and developer
+ * (the first grant, which also holds the first provider's reservation) and for the provider that
+ * answered (its own grant).
+ */
+function bothGrants(first: RateLimitGrant, answering: RateLimitGrant): RateLimitGrant {
+  return {
+    headers: first.headers,
+    settle(usage) {
+      first.settle(usage);
+      answering.settle(usage);
+    },
+  };
 }
 
 /** The calls that reached a provider: every attempt but the skipped ones. */
@@ -60,15 +77,15 @@ function firstTokenTimeout(target: Target): ModelmuxError {
 }
 
 /** `attempt`, failed with the `first_token` timeout when it has not settled in time; the call is cancelled then. */
-function withFirstToken<T>(target: Target, call: CoreCall, attempt: Promise<T>): Promise<T> {
+function withFirstToken<T>(target: Target, call: CoreCall, attempt: Promise<T>, dispose?: (value: T) => void): Promise<T> {
   const ms = target.settings.timeouts.firstTokenMs;
   if (ms <= 0) return attempt;
   return new Promise<T>((resolve, reject) => {
     const timer = setTimeout(() => {
       call.cancel();
       reject(firstTokenTimeout(target));
-      // What the cancelled attempt settles with later is nobody's.
-      attempt.catch(() => {});
+      // What the cancelled attempt settles with later is nobody's: a stream it still gives is released.
+      attempt.then(dispose, () => {});
     }, ms);
     attempt.then(
       (value) => {
@@ -90,6 +107,8 @@ function withFirstToken<T>(target: Target, call: CoreCall, attempt: Promise<T>):
  */
 export async function routeRequest<T>(ctx: AppContext, x: Exchange, request: RoutedRequest<T>): Promise<Routed<T>> {
   let grant: RateLimitGrant | undefined;
+  /** The grant of the attempt that answered, when it is not the first. */
+  let answering: RateLimitGrant | undefined;
   let attempt = 0;
   const run = async (target: Target): Promise<T> => {
     const { entry } = target;
@@ -106,13 +125,14 @@ export async function routeRequest<T>(ctx: AppContext, x: Exchange, request: Rou
       throw error;
     }
     if (first) grant = granted;
+    else answering = granted;
     const call = providerCall(x, entry.model, entry.timeoutMs);
     // `idle` is a stream's limit: a JSON reply's head comes only once the whole answer is made.
     if (request.firstToken) call.idleTimeoutMs = target.settings.timeouts.idleMs;
     call.connectTimeoutMs = target.settings.timeouts.connectMs;
     try {
       const pending = request.run(target, call);
-      return await (request.firstToken ? withFirstToken(target, call, pending) : pending);
+      return await (request.firstToken ? withFirstToken(target, call, pending, request.dispose) : pending);
     } catch (error) {
       // A failed attempt holds no tokens: its reservation is released (the request's own grant is settled by the endpoint).
       if (!first) granted.settle();
@@ -126,7 +146,7 @@ export async function routeRequest<T>(ctx: AppContext, x: Exchange, request: Rou
     x.attempts = attempts;
     const headers: Record<string, string> = { ...grant!.headers, "x-modelmux-attempts": String(callsMade(attempts)) };
     if (target.entry.model) headers["x-modelmux-model"] = x.model = target.entry.name;
-    return { value, target, grant: grant!, headers };
+    return { value, target, grant: answering ? bothGrants(grant!, answering) : grant!, headers };
   } catch (error) {
     const attempts = attemptsOf(error);
     if (attempts) {

@@ -30,6 +30,8 @@ export function createNodeHandler(app: H3, w: ReplyWriting): (req: IncomingMessa
 
   function sendUnwritten(x: NodeExchange, response: Response): void {
     if (x.taken || x.res.headersSent || x.res.destroyed) return;
+    // What an embedder's middleware or route gave (a Response, or what h3 made of its value).
+    x.end(response.status);
     sendNodeResponse(x.res, response).catch((error: unknown) => w.logger.warn("sending a reply failed", error));
   }
 

@@ -5,7 +5,7 @@
  */
 import type { Logger } from "../logger.ts";
 import type { SseFrame } from "../sse/write.ts";
-import { errorReplyOf } from "./error-reply.ts";
+import { CLIENT_CLOSED, errorReplyOf } from "./error-reply.ts";
 import type { Exchange } from "./exchange.ts";
 import { JSON_TYPE, type Reply } from "./reply.ts";
 
@@ -14,14 +14,27 @@ function asBody(bytes: Buffer): BodyInit {
   return bytes as unknown as BodyInit;
 }
 
-/** The frames as a byte stream that the reader pulls. */
-function frameStream(frames: AsyncIterator<SseFrame>, onEnd: () => void): ReadableStream<Uint8Array> {
+/** The responses made here: the exchange's end is theirs to tell (a stream's, once it is read). */
+const ours = new WeakSet<Response>();
+
+/** Whether `response` was made by `webReply` or `webErrorReply`. */
+export function isOwnResponse(response: Response): boolean {
+  return ours.has(response);
+}
+
+function own(response: Response): Response {
+  ours.add(response);
+  return response;
+}
+
+/** The frames as a byte stream that the reader pulls; `onEnd` gets 200, or 499 when the reader cancelled. */
+function frameStream(frames: AsyncIterator<SseFrame>, onEnd: (status: number) => void): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   let ended = false;
-  const end = () => {
+  const end = (status = 200) => {
     if (ended) return;
     ended = true;
-    onEnd();
+    onEnd(status);
   };
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
@@ -40,7 +53,7 @@ function frameStream(frames: AsyncIterator<SseFrame>, onEnd: () => void): Readab
       try {
         await frames.return?.();
       } finally {
-        end();
+        end(CLIENT_CLOSED);
       }
     },
   });
@@ -53,18 +66,18 @@ function withRequestId(headers: Record<string, string>, x: Exchange): Record<str
 
 export function webReply(x: Exchange, reply: Reply): Response {
   if (reply.kind === "sse") {
-    const body = frameStream(reply.frames, () => x.end(200));
-    return new Response(body, { status: 200, headers: withRequestId({ ...reply.headers }, x) });
+    const body = frameStream(reply.frames, (status) => x.end(status));
+    return own(new Response(body, { status: 200, headers: withRequestId({ ...reply.headers }, x) }));
   }
   const headers: Record<string, string> = reply.kind === "json" ? { "content-type": JSON_TYPE } : {};
   if (reply.headers) Object.assign(headers, reply.headers);
   const body = x.method === "HEAD" || reply.body === null ? null : typeof reply.body === "string" ? reply.body : asBody(reply.body);
   x.end(reply.status);
-  return new Response(body, { status: reply.status, headers: withRequestId(headers, x) });
+  return own(new Response(body, { status: reply.status, headers: withRequestId(headers, x) }));
 }
 
 export function webErrorReply(logger: Logger, x: Exchange, error: unknown): Response {
   const { status, headers, body } = errorReplyOf(error, x, logger);
   x.end(status);
-  return new Response(body, { status, headers });
+  return own(new Response(x.method === "HEAD" ? null : body, { status, headers }));
 }

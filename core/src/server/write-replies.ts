@@ -13,7 +13,7 @@ import type { Exchange } from "./exchange.ts";
 import { NodeExchange } from "./node-exchange.ts";
 import { writeNodeError, writeNodeReply, type ReplyWriting } from "./node-reply.ts";
 import { isReply, type Reply } from "./reply.ts";
-import { webErrorReply, webReply } from "./web-reply.ts";
+import { isOwnResponse, webErrorReply, webReply } from "./web-reply.ts";
 
 /** What h3 takes as "the response is already written" (`kHandled` in h3). */
 export const HANDLED = Symbol.for("h3.handled");
@@ -34,7 +34,8 @@ export interface ReplyWriter {
 export function createReplyWriter(w: ReplyWriting): ReplyWriter {
   function written(x: Exchange, value: unknown): unknown {
     if (!isReply(value)) {
-      if (value instanceof Response) x.end(value.status);
+      // A Response of an embedder's: it ends here (the router's own end when their body does).
+      if (value instanceof Response && !isOwnResponse(value)) x.end(value.status);
       return value;
     }
     if (x instanceof NodeExchange) {

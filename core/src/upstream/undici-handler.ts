@@ -142,9 +142,12 @@ export class DispatchedRequest implements Dispatcher.DispatchHandler, AbortListe
   onError(error: Error): void {
     this.stopListening();
     this.endDeadline();
-    // undici's body timeout is the route's idle limit when one is set: the error says which it was.
+    // undici's part timers are the route's idle limit when it is the shorter: the error says so.
     const idle = this.request.idleTimeoutMs;
-    if (idle && (error as { code?: string }).code === "UND_ERR_BODY_TIMEOUT") (error as { idleTimeoutMs?: number }).idleTimeoutMs = idle;
+    const code = (error as { code?: string }).code;
+    if (idle && (this.timeoutMs === 0 || idle < this.timeoutMs) && (code === "UND_ERR_BODY_TIMEOUT" || code === "UND_ERR_HEADERS_TIMEOUT")) {
+      (error as { idleTimeoutMs?: number }).idleTimeoutMs = idle;
+    }
     if (this.body !== undefined) return this.body.fail(error);
     const reject = this.reject;
     if (reject === undefined) return;

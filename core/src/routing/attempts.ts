@@ -56,17 +56,48 @@ export function attemptsOf(error: unknown): readonly AttemptRecord[] | undefined
  * @example
  * const { value, target, attempts } = await runAttempts(plan.targets, (t) => t.entry.instance.chat(...), { breakers, abort: exchange.abort });
  */
-export async function runAttempts<T>(
+export function runAttempts<T>(
   targets: readonly Target[],
   run: (target: Target, attempt: number) => Promise<T>,
   options: AttemptOptions,
+): Promise<AttemptsResult<T>> {
+  // Most requests: the first target can serve, its circuit is closed, and it answers. That path
+  // makes one record and no async frames; anything else continues in `attemptAll`.
+  const first = targets[0];
+  if (first === undefined || options.abort.aborted || options.skip?.(first) !== undefined || options.breakers.state(first) !== "closed") {
+    return attemptAll(targets, run, options);
+  }
+  const now = options.now ?? performanceNow;
+  const started = now();
+  return run(first, 1).then(
+    (value) => {
+      options.breakers.success(first);
+      return { value, target: first, attempts: [{ target: first.entry.name, outcome: "ok", durationMs: now() - started, waitMs: 0 }] };
+    },
+    (error: unknown) => attemptAll(targets, run, options, { error, started }),
+  );
+}
+
+/** The first attempt's failure, when `runAttempts` made that attempt itself. */
+interface FirstFailure {
+  error: unknown;
+  started: number;
+}
+
+async function attemptAll<T>(
+  targets: readonly Target[],
+  run: (target: Target, attempt: number) => Promise<T>,
+  options: AttemptOptions,
+  firstFailure?: FirstFailure,
 ): Promise<AttemptsResult<T>> {
   const state = new AttemptRun(run, options);
   try {
     const { breakers, skip } = options;
     let refused: ModelmuxError | undefined;
     let circuitOpen: Target[] | undefined;
-    for (let i = 0; i < targets.length; i++) {
+    // The first target was admitted and tried already: its failure is taken up where it left off.
+    if (firstFailure !== undefined && (await state.tryTarget(targets[0]!, firstFailure))) return state.result(targets[0]!);
+    for (let i = firstFailure === undefined ? 0 : 1; i < targets.length; i++) {
       const target = targets[i]!;
       const refusal = skip?.(target);
       if (refusal !== undefined) {
@@ -119,19 +150,26 @@ class AttemptRun<T> {
    * Tries `target` and its retries (already admitted by its breaker). True once one answered;
    * false to go on to the next target; throws what ends the request.
    */
-  async tryTarget(target: Target): Promise<boolean> {
+  async tryTarget(target: Target, firstFailure?: FirstFailure): Promise<boolean> {
     const { breakers, abort } = this.options;
     const retry = target.settings.retry;
     const name = target.entry.name;
     let waitMs = 0;
     for (let retryIndex = 0; ; retryIndex++) {
-      if (abort.aborted) {
+      if (abort.aborted && firstFailure === undefined) {
         breakers.release(target);
         throw clientLeft();
       }
       this.tried = true;
-      const started = this.now();
+      const started = firstFailure?.started ?? this.now();
       try {
+        if (firstFailure !== undefined) {
+          // Attempt 1 was made by `runAttempts`; this is its failure.
+          this.attempt = 1;
+          const { error } = firstFailure;
+          firstFailure = undefined;
+          throw error;
+        }
         this.value = await this.run(target, ++this.attempt);
       } catch (error) {
         const durationMs = this.now() - started;

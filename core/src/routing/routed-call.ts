@@ -100,61 +100,95 @@ function withFirstToken<T>(target: Target, call: CoreCall, attempt: Promise<T>, 
   });
 }
 
-/**
- * Runs the request's attempts. The exchange's `model` and `attempts` name what answered (or the
- * last that failed) for the access log.
- * @throws what `runAttempts` throws: the last provider error, a final one, the client's abort
- */
-export async function routeRequest<T>(ctx: AppContext, x: Exchange, request: RoutedRequest<T>): Promise<Routed<T>> {
-  let grant: RateLimitGrant | undefined;
+/** One request's routing: its grants, the attempt count, and what an attempt does around `run`. */
+class RoutedRun<T> {
+  grant: RateLimitGrant | undefined;
   /** The grant of the attempt that answered, when it is not the first. */
-  let answering: RateLimitGrant | undefined;
-  let attempt = 0;
-  const run = async (target: Target): Promise<T> => {
+  answering: RateLimitGrant | undefined;
+  attempt = 0;
+
+  constructor(
+    private readonly x: Exchange,
+    private readonly request: RoutedRequest<T>,
+  ) {}
+
+  /** One attempt on `target` (for `runAttempts`): no async frame when no limit is configured. */
+  readonly attemptOn = (target: Target): Promise<T> => {
     const { entry } = target;
+    const { x, request } = this;
     // A call that names no model (a responses poll) leaves the log's model unset.
     if (entry.model) x.model = entry.name;
-    const first = ++attempt === 1;
-    let granted: RateLimitGrant;
+    const first = ++this.attempt === 1;
+    let pending: RateLimitGrant | Promise<RateLimitGrant>;
     try {
-      const pending = acquireRateLimit(x, { provider: entry.provider, ...(request.reserve && { reserve: request.reserve }), providerOnly: !first });
-      granted = pending instanceof Promise ? await pending : pending;
+      pending = acquireRateLimit(x, { provider: entry.provider, ...(request.reserve && { reserve: request.reserve }), providerOnly: !first });
     } catch (error) {
-      // The app's or developer's limit ends the request; a later provider's full limit moves it on.
-      if (!first && error instanceof ModelmuxError && error.status === 429) throw passToNextTarget(error);
-      throw error;
+      return Promise.reject(refusedAttempt(error, first));
     }
-    if (first) grant = granted;
-    else answering = granted;
-    const call = providerCall(x, entry.model, entry.timeoutMs);
+    if (pending instanceof Promise) {
+      return pending.then(
+        (granted) => this.call(target, first, granted),
+        (error: unknown) => Promise.reject(refusedAttempt(error, first)),
+      );
+    }
+    return this.call(target, first, pending);
+  };
+
+  private call(target: Target, first: boolean, granted: RateLimitGrant): Promise<T> {
+    const { entry } = target;
+    const { request } = this;
+    if (first) this.grant = granted;
+    else this.answering = granted;
+    const call = providerCall(this.x, entry.model, entry.timeoutMs);
     // `idle` is a stream's limit: a JSON reply's head comes only once the whole answer is made.
     if (request.firstToken) call.idleTimeoutMs = target.settings.timeouts.idleMs;
     call.connectTimeoutMs = target.settings.timeouts.connectMs;
+    let pending: Promise<T>;
     try {
-      const pending = request.run(target, call);
-      return await (request.firstToken ? withFirstToken(target, call, pending, request.dispose) : pending);
+      pending = request.run(target, call);
     } catch (error) {
+      pending = Promise.reject(error);
+    }
+    if (request.firstToken) pending = withFirstToken(target, call, pending, request.dispose);
+    return pending.catch((error: unknown) => {
       // A failed attempt holds no tokens: its reservation is released (the request's own grant is settled by the endpoint).
       if (!first) granted.settle();
       // Only a connection refused or reset before any reply byte is retried on the same target.
       if (call.replied && isConnectionFailure(error) && (error as ModelmuxError).code !== "upstream_timeout") throw passToNextTarget(error as ModelmuxError);
       throw error;
-    }
-  };
-  try {
-    const { value, target, attempts } = await runAttempts(request.targets, run, { breakers: ctx.breakers, abort: x.abort, ...(request.skip && { skip: request.skip }) });
-    x.attempts = attempts;
-    const headers: Record<string, string> = { ...grant!.headers, "x-modelmux-attempts": String(callsMade(attempts)) };
-    if (target.entry.model) headers["x-modelmux-model"] = x.model = target.entry.name;
-    return { value, target, grant: answering ? bothGrants(grant!, answering) : grant!, headers };
-  } catch (error) {
-    const attempts = attemptsOf(error);
-    if (attempts) {
-      x.attempts = attempts;
-      const calls = callsMade(attempts);
-      if (calls > 0) x.routingHeaders = { "x-modelmux-attempts": String(calls) };
-    }
-    grant?.settle();
-    throw error;
+    });
   }
+}
+
+/** A rate-limit refusal: the app's or developer's limit ends the request; a later provider's full limit moves it on. */
+function refusedAttempt(error: unknown, first: boolean): unknown {
+  return !first && error instanceof ModelmuxError && error.status === 429 ? passToNextTarget(error) : error;
+}
+
+/**
+ * Runs the request's attempts. The exchange's `model` and `attempts` name what answered (or the
+ * last that failed) for the access log.
+ * @throws what `runAttempts` throws: the last provider error, a final one, the client's abort
+ */
+export function routeRequest<T>(ctx: AppContext, x: Exchange, request: RoutedRequest<T>): Promise<Routed<T>> {
+  const routed = new RoutedRun(x, request);
+  return runAttempts(request.targets, routed.attemptOn, { breakers: ctx.breakers, abort: x.abort, ...(request.skip && { skip: request.skip }) }).then(
+    ({ value, target, attempts }) => {
+      const grant = routed.grant!;
+      x.attempts = attempts;
+      const headers: Record<string, string> = { ...grant.headers, "x-modelmux-attempts": String(callsMade(attempts)) };
+      if (target.entry.model) headers["x-modelmux-model"] = x.model = target.entry.name;
+      return { value, target, grant: routed.answering ? bothGrants(grant, routed.answering) : grant, headers };
+    },
+    (error: unknown) => {
+      const attempts = attemptsOf(error);
+      if (attempts) {
+        x.attempts = attempts;
+        const calls = callsMade(attempts);
+        if (calls > 0) x.routingHeaders = { "x-modelmux-attempts": String(calls) };
+      }
+      routed.grant?.settle();
+      throw error;
+    },
+  );
 }

@@ -118,7 +118,17 @@ function refusal(rules: readonly ScopedRule[], decision: RateLimitDecision, head
   const rule = rules[worst]!;
   const state = decision.states[worst]!;
   const what = state.remainingRequests <= 0 || rule.tokens === undefined ? "requests" : "tokens";
-  return rateLimited(`Rate limit reached for ${describeLimit(rule, what)}. Try again in ${seconds(decision.retryAfterMs)}.`, decision.retryAfterMs / 1000, retry);
+  const error = rateLimited(`Rate limit reached for ${describeLimit(rule, what)}. Try again in ${seconds(decision.retryAfterMs)}.`, decision.retryAfterMs / 1000, retry);
+  if (rule.scope === "provider") providerRefusals.add(error);
+  return error;
+}
+
+/** The refusals whose limit was a provider's: the request may go to another target (`routing/routed-call.ts`). */
+const providerRefusals = new WeakSet<ModelmuxError>();
+
+/** Whether `error` is a 429 of ours because a provider's own limit is full. */
+export function isProviderRefusal(error: unknown): boolean {
+  return error instanceof ModelmuxError && providerRefusals.has(error);
 }
 
 /** A reservation that no window could ever hold: the request can never pass, so it is told why. */

@@ -11,7 +11,7 @@
 import type { AppContext } from "../app-context.ts";
 import { ModelmuxError } from "../errors.ts";
 import type { Exchange } from "../server/exchange.ts";
-import { acquireRateLimit, type RateLimitGrant, type TokenReservation } from "../rate-limit/acquire.ts";
+import { acquireRateLimit, isProviderRefusal, type RateLimitGrant, type TokenReservation } from "../rate-limit/acquire.ts";
 import { isConnectionFailure } from "../upstream/client.ts";
 import { providerCall, type CoreCall } from "../upstream/provider-call.ts";
 import { attemptsOf, runAttempts } from "./attempts.ts";
@@ -100,12 +100,11 @@ function withFirstToken<T>(target: Target, call: CoreCall, attempt: Promise<T>, 
   });
 }
 
-/** One request's routing: its grants, the attempt count, and what an attempt does around `run`. */
+/** One request's routing: its grants, and what an attempt does around `run`. */
 class RoutedRun<T> {
   grant: RateLimitGrant | undefined;
   /** The grant of the attempt that answered, when it is not the first. */
   answering: RateLimitGrant | undefined;
-  attempt = 0;
 
   constructor(
     private readonly x: Exchange,
@@ -118,7 +117,8 @@ class RoutedRun<T> {
     const { x, request } = this;
     // A call that names no model (a responses poll) leaves the log's model unset.
     if (entry.model) x.model = entry.name;
-    const first = ++this.attempt === 1;
+    // The app's and developer's limits count the request at its first attempt that gets a grant.
+    const first = this.grant === undefined;
     let pending: RateLimitGrant | Promise<RateLimitGrant>;
     try {
       pending = acquireRateLimit(x, { provider: entry.provider, ...(request.reserve && { reserve: request.reserve }), providerOnly: !first });
@@ -160,9 +160,10 @@ class RoutedRun<T> {
   }
 }
 
-/** A rate-limit refusal: the app's or developer's limit ends the request; a later provider's full limit moves it on. */
+/** A rate-limit refusal: the app's or developer's limit ends the request; a provider's full limit moves it on. */
 function refusedAttempt(error: unknown, first: boolean): unknown {
-  return !first && error instanceof ModelmuxError && error.status === 429 ? passToNextTarget(error) : error;
+  const providerFull = !first ? error instanceof ModelmuxError && error.status === 429 : isProviderRefusal(error);
+  return providerFull ? passToNextTarget(error as ModelmuxError) : error;
 }
 
 /**

@@ -18,6 +18,7 @@ export const CAPABILITY_NAMES = [
   "reasoning_effort",
   "images",
   "responses",
+  "prefill",
 ] as const;
 
 export type Capability = (typeof CAPABILITY_NAMES)[number];
@@ -38,6 +39,7 @@ export const BASE_CAPABILITIES: Readonly<Capabilities> = Object.freeze({
   reasoning_effort: false,
   images: false,
   responses: false,
+  prefill: false,
 });
 
 /** Layers capability maps; later layers win. Used once per model at start-up. */

@@ -75,6 +75,12 @@ export interface ProviderCall {
   timeoutMs: number;
   /** The router's request id, for logs and for upstreams that accept one. */
   requestId: string;
+  /**
+   * True when the request's final assistant message is an answer the client already has in part:
+   * the provider must continue that text, not answer anew (the `prefill` capability; docs/plugins.md,
+   * "Stream continuation"). A plugin whose upstream wants such a message marked marks it now.
+   */
+  continuation?: boolean;
 }
 
 /**

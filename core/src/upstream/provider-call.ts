@@ -51,6 +51,8 @@ export class CoreCall implements ProviderCall, ReplyTaker {
   idleTimeoutMs = 0;
   /** `routing.timeouts.connect` of the call's target: the longest a new connection may take; 0 is undici's default. */
   connectTimeoutMs = 0;
+  /** The request continues its final assistant message (`ProviderCall.continuation`). */
+  continuation = false;
   /** A successful reply's head came (`sendUpstream`): a failure from now on is a reply that broke off, not a refused connection. */
   replied = false;
   private deadlines = BY_READERS;

@@ -27,6 +27,7 @@ const CLAUDE: Readonly<CapabilityMap> = Object.freeze({
   reasoning_effort: false,
   images: false,
   responses: false,
+  prefill: false,
 });
 
 /** Claude 2 and Instant: text only. */

@@ -53,6 +53,7 @@ const CAPABILITIES: Capabilities = {
   images: true,
   // The Responses API in OpenAI's wire format, echoing the last user input (`responses.ts`).
   responses: true,
+  prefill: false,
 };
 
 /** `id` and `created` are the only reply fields that differ between two identical requests. */

@@ -27,6 +27,7 @@ const GEMINI_CHAT: CapabilityMap = {
   audio: false,
   images: false,
   responses: false,
+  prefill: false,
 };
 
 /** Gemini 2.5 and later think, with a budget that `reasoning_effort` sets. */

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { geminiCapabilities, OTHER_DEFAULTS } from "../src/capabilities.ts";
 
 const CHAT = { chat: true, streaming: true, tools: true, parallel_tool_calls: true, vision: true, json_mode: true, json_schema: true, n: true };
-const OFF = { logprobs: false, audio: false, images: false, responses: false };
+const OFF = { logprobs: false, audio: false, images: false, responses: false, prefill: false };
 
 describe("geminiCapabilities", () => {
   it.each(["gemini-2.5-flash", "gemini-2.5-pro", "gemini-2.5-flash-lite", "models/gemini-2.5-flash", "gemini-3-pro-preview", "gemini-flash-latest"])(

@@ -1,8 +1,9 @@
 /**
  * Streams that break (README, "Routing and resilience" and "Errors"): before the client has a
  * byte, a failure goes to the next target; after it, nothing is retried and the stream ends with
- * the one error event, never a `[DONE]` or a `finish_reason`. Continuation on another target is
- * not served yet, so a cut stream ends with its error event here. A stream that is whole but
+ * the one error event, never a `[DONE]` or a `finish_reason`. No target here has the `prefill`
+ * capability, so a cut stream is not continued (`chaos-routing-continuation.test.ts` continues
+ * them) and ends with its error event. A stream that is whole but
  * lacks `[DONE]` gets the router's own. Chaos upstreams and the router on real ports, raw fetch
  * as the client (`helpers/chaos-router.ts`), so what an SDK would forgive shows.
  */
@@ -27,7 +28,7 @@ describe("a stream cut after content was sent", () => {
     // The error event is the last event.
     expect(JSON.parse(read.events.at(-1)!)).toHaveProperty("error");
     expect(routed(read.headers)).toEqual({ model: PRIMARY, attempts: "1" });
-    // Continuation is not served yet: no other target is asked to finish the answer.
+    // No target can continue the answer: none is asked to.
     expect(rig.primary.attempts).toHaveLength(1);
     expect(rig.backup.attempts).toHaveLength(0);
     expect(performance.now() - started).toBeLessThan(5_000);

@@ -21,7 +21,7 @@ import { createParser } from "eventsource-parser";
 import OpenAI from "openai";
 import type { ChatCompletion, ChatCompletionChunk } from "openai/resources/chat/completions";
 import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
-import type { ModelmuxConfig } from "@modelmux/core";
+import type { ModelmuxConfig, RouterOptions } from "@modelmux/core";
 import { startChaosUpstream, type ChaosUpstream } from "./chaos-upstream.ts";
 import { postJson, startHarness, testConfig, type Harness } from "./harness.ts";
 
@@ -40,7 +40,7 @@ export interface ChaosRig {
   readonly primary: ChaosUpstream;
   readonly backup: ChaosUpstream;
   /** Starts this test's router; `edit` changes the config first. Closed after the test. */
-  start(edit?: (config: ModelmuxConfig) => void): Promise<Harness>;
+  start(edit?: (config: ModelmuxConfig) => void, options?: RouterOptions): Promise<Harness>;
 }
 
 /** Registers the hooks that run the upstreams (per file) and the routers (per test). */
@@ -69,7 +69,7 @@ export function useChaosRouter(): ChaosRig {
     get backup() {
       return backup!;
     },
-    async start(edit) {
+    async start(edit, options) {
       const config = testConfig(
         {
           primary: { plugin: "provider-openai", base_url: primary!.openaiBaseUrl, api_key: "sk-primary", models: ["gpt-4o"], timeout: "3s" },
@@ -79,7 +79,7 @@ export function useChaosRouter(): ChaosRig {
         { routing: structuredClone(FAST_ROUTING), fallbacks: { [PRIMARY]: [BACKUP] } },
       );
       edit?.(config);
-      harness = await startHarness(config, "http");
+      harness = await startHarness(config, "http", options);
       return harness;
     },
   };

@@ -33,6 +33,13 @@ function capabilityRefusal(request: ChatRequest, target: Target): ModelmuxError 
   }
 }
 
+/** The index of the last target that could continue a broken stream of `request`; -1 for none (`chat/continuation.ts`). */
+function lastPrefillTarget(request: ChatRequest, targets: readonly Target[]): number {
+  if ((request.n ?? 1) > 1) return -1;
+  for (let i = targets.length - 1; i >= 0; i--) if (targets[i]!.entry.capabilities.prefill) return i;
+  return -1;
+}
+
 export function createChatCompletionHandler(ctx: AppContext) {
   return async function createChatCompletion(x: Exchange): Promise<Reply> {
     const request = ctx.validators.chat(await readJsonBody(x));
@@ -48,7 +55,16 @@ export function createChatCompletionHandler(ctx: AppContext) {
         param: "store",
       });
     }
-    const chat: ChatRequestState = { ctx, x, request, targets, refusal: (target) => capabilityRefusal(request, target), storage, keepServiceTier: request.service_tier != null };
+    const chat: ChatRequestState = {
+      ctx,
+      x,
+      request,
+      targets,
+      refusal: (target) => capabilityRefusal(request, target),
+      storage,
+      keepServiceTier: request.service_tier != null,
+      continuableUpTo: request.stream ? lastPrefillTarget(request, targets) : -1,
+    };
     return request.stream ? streamReply(chat) : completionReply(chat);
   };
 }

@@ -22,6 +22,11 @@ export interface ChatRequestState {
   storage: Storage | undefined;
   /** The client set `service_tier`: replies keep it (docs/interface.md, "What the router changes"). */
   keepServiceTier: boolean;
+  /**
+   * Streams: the index in `targets` of the last target that can continue a broken answer (the
+   * `prefill` capability); -1 when none can or the request asks for more than one choice.
+   */
+  continuableUpTo: number;
 }
 
 /**

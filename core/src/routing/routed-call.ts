@@ -33,6 +33,11 @@ export interface RoutedRequest<T> {
   run(target: Target, call: CoreCall): Promise<T>;
   /** Releases what an attempt gave after `first_token` had already failed it (its stream). */
   dispose?(value: T): void;
+  /**
+   * The request's app and developer limits were counted already (a stream's continuation): each
+   * attempt counts against its provider's limit only, and a full one moves on to the next target.
+   */
+  providerOnly?: boolean;
 }
 
 export interface Routed<T> {
@@ -118,7 +123,7 @@ class RoutedRun<T> {
     // A call that names no model (a responses poll) leaves the log's model unset.
     if (entry.model) x.model = entry.name;
     // The app's and developer's limits count the request at its first attempt that gets a grant.
-    const first = this.grant === undefined;
+    const first = this.grant === undefined && !request.providerOnly;
     let pending: RateLimitGrant | Promise<RateLimitGrant>;
     try {
       pending = acquireRateLimit(x, { provider: entry.provider, ...(request.reserve && { reserve: request.reserve }), providerOnly: !first });
@@ -175,11 +180,12 @@ export function routeRequest<T>(ctx: AppContext, x: Exchange, request: RoutedReq
   const routed = new RoutedRun(x, request);
   return runAttempts(request.targets, routed.attemptOn, { breakers: ctx.breakers, abort: x.abort, ...(request.skip && { skip: request.skip }) }).then(
     ({ value, target, attempts }) => {
-      const grant = routed.grant!;
+      // With `providerOnly`, the answering attempt's grant is the request's.
+      const grant = routed.grant ?? routed.answering!;
       x.attempts = attempts;
       const headers: Record<string, string> = { ...grant.headers, "x-modelmux-attempts": String(callsMade(attempts)) };
       if (target.entry.model) headers["x-modelmux-model"] = x.model = target.entry.name;
-      return { value, target, grant: routed.answering ? bothGrants(grant, routed.answering) : grant, headers };
+      return { value, target, grant: routed.grant && routed.answering ? bothGrants(grant, routed.answering) : grant, headers };
     },
     (error: unknown) => {
       const attempts = attemptsOf(error);

@@ -33,6 +33,8 @@ describe.each(TRANSPORTS)("rate limits across targets (%s)", (transport) => {
     const second = await h.openai.chat.completions.create(ask).withResponse();
     expect(second.data.choices[0]!.message.content).toBe("hello");
     expect(second.response.headers.get("x-modelmux-model")).toBe("b/echo-1");
+    // One upstream call: the target passed over made none.
+    expect(second.response.headers.get("x-modelmux-attempts")).toBe("1");
   });
 
   it("counts the app's limit once per request, at the target that got a grant", async () => {
@@ -41,8 +43,10 @@ describe.each(TRANSPORTS)("rate limits across targets (%s)", (transport) => {
     const second = await h.openai.chat.completions.create(ask).withResponse();
     expect(second.response.headers.get("x-modelmux-model")).toBe("b/echo-1");
     // Two requests so far, one each: the app's third is refused, whatever target it would go to.
-    const third = await h.openai.chat.completions.create(ask).catch((error: unknown) => error as { status: number; message: string });
+    const third = await h.openai.chat.completions.create(ask).catch((error: unknown) => error as { status: number; message: string; headers: Headers });
     expect(third).toMatchObject({ status: 429 });
     expect((third as { message: string }).message).toContain("app 'test-app'");
+    // The router refused it before any upstream call: no attempts to report.
+    expect((third as { headers: Headers }).headers.get("x-modelmux-attempts")).toBeNull();
   });
 });

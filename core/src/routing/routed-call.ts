@@ -16,7 +16,7 @@ import { isConnectionFailure } from "../upstream/client.ts";
 import { providerCall, type CoreCall } from "../upstream/provider-call.ts";
 import { attemptsOf, runAttempts } from "./attempts.ts";
 import { passToNextTarget } from "./failure.ts";
-import type { AttemptRecord, Target } from "./types.ts";
+import type { Target } from "./types.ts";
 
 export interface RoutedRequest<T> {
   targets: readonly Target[];
@@ -64,13 +64,6 @@ function bothGrants(first: RateLimitGrant, answering: RateLimitGrant): RateLimit
   };
 }
 
-/** The calls that reached a provider: every attempt but the skipped ones. */
-function callsMade(attempts: readonly AttemptRecord[]): number {
-  let calls = 0;
-  for (const attempt of attempts) if (attempt.outcome !== "skipped") calls++;
-  return calls;
-}
-
 /** 504 for an attempt whose stream gave nothing to send within `first_token`. */
 function firstTokenTimeout(target: Target): ModelmuxError {
   const seconds = target.settings.timeouts.firstTokenMs / 1000;
@@ -110,6 +103,8 @@ class RoutedRun<T> {
   grant: RateLimitGrant | undefined;
   /** The grant of the attempt that answered, when it is not the first. */
   answering: RateLimitGrant | undefined;
+  /** Upstream calls made (`x-modelmux-attempts`): a target skipped or refused by a rate limit made none. */
+  calls = 0;
 
   constructor(
     private readonly x: Exchange,
@@ -145,6 +140,7 @@ class RoutedRun<T> {
     if (first) this.grant = granted;
     else this.answering = granted;
     const call = providerCall(this.x, entry.model, entry.timeoutMs);
+    this.calls++;
     // `idle` is a stream's limit: a JSON reply's head comes only once the whole answer is made.
     if (request.firstToken) call.idleTimeoutMs = target.settings.timeouts.idleMs;
     call.connectTimeoutMs = target.settings.timeouts.connectMs;
@@ -183,17 +179,14 @@ export function routeRequest<T>(ctx: AppContext, x: Exchange, request: RoutedReq
       // With `providerOnly`, the answering attempt's grant is the request's.
       const grant = routed.grant ?? routed.answering!;
       x.attempts = attempts;
-      const headers: Record<string, string> = { ...grant.headers, "x-modelmux-attempts": String(callsMade(attempts)) };
+      const headers: Record<string, string> = { ...grant.headers, "x-modelmux-attempts": String(routed.calls) };
       if (target.entry.model) headers["x-modelmux-model"] = x.model = target.entry.name;
       return { value, target, grant: routed.grant && routed.answering ? bothGrants(grant, routed.answering) : grant, headers };
     },
     (error: unknown) => {
       const attempts = attemptsOf(error);
-      if (attempts) {
-        x.attempts = attempts;
-        const calls = callsMade(attempts);
-        if (calls > 0) x.routingHeaders = { "x-modelmux-attempts": String(calls) };
-      }
+      if (attempts) x.attempts = attempts;
+      if (routed.calls > 0) x.routingHeaders = { "x-modelmux-attempts": String(routed.calls) };
       routed.grant?.settle();
       throw error;
     },

@@ -12,6 +12,7 @@ import type { ModelmuxConfig } from "@modelmux/core";
 import { ASK, BACKUP, CLAUDE, expectHealthy, PRIMARY, routed, streamChat, useChaosRouter } from "./helpers/chaos-router.ts";
 import { postJson, type Harness } from "./helpers/harness.ts";
 import { createLogger } from "../core/src/logger.ts";
+import { sleep, within } from "./helpers/wait.ts";
 
 const rig = useChaosRouter();
 const WHOLE = "t0 t1 t2 t3 t4 t5 t6 t7";
@@ -193,5 +194,37 @@ describe("when no target can continue", () => {
     const read = await streamChat(h);
     expect(read).toMatchObject({ text: WHOLE, finishes: ["stop"], errors: [], done: true });
     expect(rig.backup.attempts.map((attempt) => attempt.prefill)).toEqual(["t0 t1", "t0 t1 t2 t3"]);
+  });
+});
+
+describe("bounds", () => {
+  it("a continuation that sends nothing within first_token: the stream ends with the break's error event", async () => {
+    const h = await rig.start(backupPrefills);
+    rig.primary.script({ cutAfter: 3 });
+    rig.backup.script({ ok: true, delayFirstTokenMs: 5_000 });
+    const started = performance.now();
+    const read = await streamChat(h);
+    expect(read).toMatchObject({ text: "t0 t1 t2", finishes: [], done: false });
+    expect(read.errors).toHaveLength(1);
+    // first_token is 500 ms in the rig, and a timed-out target is not tried again.
+    expect(performance.now() - started).toBeLessThan(3_000);
+    expect(rig.backup.attempts).toHaveLength(1);
+    expect(await within(rig.backup.finished(0), 3_000)).toMatchObject({ aborted: true });
+  });
+
+  it("a client that leaves while the continuation is awaited: the continuation's call is dropped", async () => {
+    const h = await rig.start(backupPrefills);
+    rig.primary.script({ cutAfter: 3 });
+    rig.backup.script({ ok: true, delayFirstTokenMs: 5_000 });
+    const leaving = new AbortController();
+    const response = await h.request("/v1/chat/completions", { ...postJson({ model: PRIMARY, messages: ASK, stream: true }), signal: leaving.signal });
+    const reading = response.text().catch((error: unknown) => error);
+    await rig.backup.attempt(0);
+    leaving.abort();
+    await reading;
+    expect(await within(rig.backup.finished(0), 3_000)).toMatchObject({ aborted: true });
+    await sleep(300);
+    expect(rig.backup.attempts).toHaveLength(1);
+    await expectHealthy(h);
   });
 });

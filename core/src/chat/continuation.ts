@@ -139,9 +139,11 @@ async function continueAfter(chat: ChatRequestState, broken: OpenStream, usageBe
       dispose: (open) => void open.frames.return?.(),
     });
     ctx.logger.info(`stream of ${broken.target.entry.name} continued by ${routed.target.entry.name}`, { request_id: x.requestId });
+    // The client will not get the break's error event.
+    x.failure = undefined;
     return { open: routed.value, grant: routed.grant, rewrite: new ContinuedFrames(broken.sent, transcript.text.slice(prefill.length), usageBefore) };
   } catch (error) {
-    if (!isAbortError(error)) ctx.logger.warn(`stream of ${broken.target.entry.name} could not be continued`, { request_id: x.requestId }, error);
+    if (!isAbortError(error)) ctx.logger.warn(`stream of ${broken.target.entry.name} could not be continued: ${error instanceof Error ? error.message : String(error)}`, { request_id: x.requestId });
     return undefined;
   } finally {
     x.attempts = [...attemptsBefore, ...(x.attempts ?? [])];

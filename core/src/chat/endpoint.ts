@@ -43,6 +43,8 @@ function lastPrefillTarget(request: ChatRequest, targets: readonly Target[]): nu
 export function createChatCompletionHandler(ctx: AppContext) {
   return async function createChatCompletion(x: Exchange): Promise<Reply> {
     const request = ctx.validators.chat(await readJsonBody(x));
+    x.requestedModel = request.model;
+    if (request.stream) x.stream = true;
     const targets = ctx.planner.plan(request.model);
     x.model = targets[0]!.entry.name;
     const refused = capabilityRefusal(request, targets[0]!);

@@ -14,6 +14,7 @@ import { openChatStreamFrames } from "./stream-frames.ts";
 import { untilContent } from "./first-content.ts";
 import { save, type ChatRequestState } from "./request-state.ts";
 import { Transcript } from "./transcript.ts";
+import { streamFailed } from "../server/stream-failure.ts";
 import { toUpstreamError } from "../upstream/client.ts";
 import type { CoreCall } from "../upstream/provider-call.ts";
 import type { Target } from "../routing/types.ts";
@@ -82,7 +83,7 @@ function streamOptions(chat: ChatRequestState, call: CoreCall, open: OpenStream,
     onUsage: (reported: Usage) => (open.usage = x.usage = reported),
     onError: (error: unknown) => {
       open.failure = error;
-      ctx.logger.warn(`stream of ${entry.name} failed mid-way`, { request_id: x.requestId }, error);
+      streamFailed(ctx.logger, x, `stream of ${entry.name}`, error);
     },
     ...(!continuation && {
       collect: collectorOf(sent),

@@ -58,6 +58,7 @@ export function createImageHandlers(ctx: AppContext) {
   return {
     async generateImages(x: Exchange): Promise<Reply> {
       const request = ctx.validators.images(await readJsonBody(x));
+      x.requestedModel = request.model;
       const targets = ctx.planner.plan(request.model);
       x.model = targets[0]!.entry.name;
       const refusals = new Map<Target, ModelmuxError>();

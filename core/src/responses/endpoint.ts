@@ -11,6 +11,7 @@ import { assertCapability, BASE_CAPABILITIES } from "../capabilities.ts";
 import { invalidApiKey, invalidRequest, notFound } from "../errors.ts";
 import { toBodyReadError, toUpstreamError } from "../upstream/client.ts";
 import type { Exchange } from "../server/exchange.ts";
+import { streamFailed } from "../server/stream-failure.ts";
 import { bytesReply, sseReply, type Reply } from "../server/reply.ts";
 import type { ForwardReply, ForwardRequest } from "../plugin.ts";
 import { settleAfterStream, tokenReservation, type TokenReservation } from "../rate-limit/acquire.ts";
@@ -82,7 +83,7 @@ export function createResponsesHandlers(ctx: AppContext) {
             classify: (error: unknown) => toBodyReadError(error, provider, timeoutMs),
             clientGone: () => x.abort.aborted,
             onEnd: settle,
-            onError: (error: unknown) => ctx.logger.warn(`responses stream from ${provider} failed mid-way`, { request_id: x.requestId }, error),
+            onError: (error: unknown) => streamFailed(ctx.logger, x, `responses stream from ${provider}`, error),
           });
           return { frames };
         }
@@ -104,6 +105,8 @@ export function createResponsesHandlers(ctx: AppContext) {
     async createResponse(x: Exchange) {
       const target = targetFor(ctx, x);
       const body = ctx.validators.responses(await readJsonBody(x));
+      x.requestedModel = body.model;
+      if (body.stream === true) x.stream = true;
       const entry = ctx.models.resolve(body.model);
       x.model = entry.name;
       if (entry.provider !== target.provider) {

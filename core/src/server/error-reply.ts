@@ -36,6 +36,7 @@ export function errorReplyOf(error: unknown, x: Exchange, logger: ConsolaInstanc
     return { status: CLIENT_CLOSED, headers: x.requestId ? { "x-request-id": x.requestId } : {}, body: null };
   }
   const mapped = error instanceof ModelmuxError ? error : internalError(error);
+  x.failure = mapped;
   if (mapped.status >= 500 && mapped.code === "internal_error") {
     logger.error(`internal error on ${x.method} ${loggedPath(x.path)}`, { request_id: x.requestId }, mapped.cause);
   }

@@ -6,6 +6,7 @@
  * (`middleware/`) fill in what they own: the request id, the principal, the body limit, the rate
  * limits, and the listeners told when the reply has ended.
  */
+import type { ModelmuxError } from "../errors.ts";
 import type { Principal } from "./auth/authenticate.ts";
 import type { RateLimits } from "../rate-limit/acquire.ts";
 import type { AttemptRecord } from "../routing/types.ts";
@@ -68,6 +69,14 @@ export interface Exchange {
   routingHeaders?: Readonly<Record<string, string>>;
   /** The `x-ratelimit-*` headers of an admitted request; its error reply carries them too. */
   rateLimitHeaders?: Readonly<Record<string, string>>;
+  /** The model as the client named it (a model, an alias, a pool), for the access log. */
+  requestedModel?: string;
+  /** The client asked for a stream. */
+  stream?: boolean;
+  /** What the client was told went wrong: an error reply's error, or the error event that ended its stream. */
+  failure?: ModelmuxError;
+  /** `performance.now()` when the reply's head went to the client: its time to first byte. */
+  repliedAt?: number;
 }
 
 /** Told the reply's status once it has ended; `closed` when the router closed it early (`write_timeout`). */
@@ -88,6 +97,10 @@ export abstract class BaseExchange implements Exchange {
   attempts?: readonly AttemptRecord[];
   routingHeaders?: Readonly<Record<string, string>>;
   rateLimitHeaders?: Readonly<Record<string, string>>;
+  requestedModel?: string;
+  stream?: boolean;
+  failure?: ModelmuxError;
+  repliedAt?: number;
   requestId = "";
   bodyLimit = DEFAULT_BODY_LIMIT;
   rateLimits: RateLimits | undefined = undefined;

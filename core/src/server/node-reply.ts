@@ -40,6 +40,7 @@ export function writeNodeReply(w: ReplyWriting, x: NodeExchange, reply: Reply): 
     if (reply.headers) Object.assign(headers, reply.headers);
     if (reply.kind === "bytes" && body && headers["content-length"] === undefined) headers["content-length"] = length;
     if (x.requestId) headers["x-request-id"] = x.requestId;
+    x.repliedAt = performance.now();
     res.writeHead(reply.status, headers);
     if (length <= WRITE_PIECE_BYTES) endReply(w, x, reply.status, body ?? undefined);
     else void writeBody(res, body!, w.writeTimeoutMs).then((written) => x.end(reply.status, written ? undefined : WRITE_TIMEOUT_CLOSED));
@@ -66,6 +67,7 @@ export function writeNodeError(w: ReplyWriting, x: NodeExchange, error: unknown)
     // refused before its `100 Continue` was never sent: there is nothing to drain.
     if (status === 413 && body !== null && !x.req.complete && !awaitingContinue(x.req)) replyThenDrain(x.req, res, status, headers, body, w.writeTimeoutMs);
     else {
+      x.repliedAt = performance.now();
       res.writeHead(status, headers);
       endReply(w, x, status, body ?? undefined);
       return;

@@ -71,6 +71,7 @@ export async function writeSse(w: ReplyWriting, x: NodeExchange, reply: SseReply
   const { frames } = reply;
   const { res } = x;
   const { logger, writeTimeoutMs } = w;
+  x.repliedAt = performance.now();
   res.writeHead(200, x.requestId ? { ...reply.headers, "x-request-id": x.requestId } : reply.headers);
   const batch = new SseBatch(res);
   batch.schedule();

@@ -65,6 +65,7 @@ function withRequestId(headers: Record<string, string>, x: Exchange): Record<str
 }
 
 export function webReply(x: Exchange, reply: Reply): Response {
+  x.repliedAt = performance.now();
   if (reply.kind === "sse") {
     const body = frameStream(reply.frames, (status) => x.end(status));
     return own(new Response(body, { status: 200, headers: withRequestId({ ...reply.headers }, x) }));
@@ -78,6 +79,7 @@ export function webReply(x: Exchange, reply: Reply): Response {
 
 export function webErrorReply(logger: Logger, x: Exchange, error: unknown): Response {
   const { status, headers, body } = errorReplyOf(error, x, logger);
+  x.repliedAt = performance.now();
   x.end(status);
   return own(new Response(x.method === "HEAD" ? null : body, { status, headers }));
 }

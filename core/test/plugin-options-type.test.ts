@@ -64,7 +64,14 @@ describe("defineProvider", () => {
   });
 
   it("types the built-in providers' options from their schemas", () => {
-    expectTypeOf(optionsOf(openai)).toEqualTypeOf<{ base_url?: string; api_key?: string; organization?: string; project?: string; headers?: { [key: string]: string } }>();
+    expectTypeOf(optionsOf(openai)).toEqualTypeOf<{
+      base_url?: string;
+      api_key?: string;
+      organization?: string;
+      project?: string;
+      headers?: { [key: string]: string };
+      prefill_style?: "plain" | "prefix" | "continue_final_message";
+    }>();
     expectTypeOf(optionsOf(anthropic)).toEqualTypeOf<{ base_url?: string; api_key?: string; anthropic_version?: string; default_max_tokens?: number; headers?: { [key: string]: string } }>();
     expectTypeOf(optionsOf(gemini)).toEqualTypeOf<{
       base_url?: string;

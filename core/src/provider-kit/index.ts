@@ -20,6 +20,6 @@ export { capabilityTable, type CapabilityTableOptions } from "./capability-table
 export { openaiShapedProvider, type OpenAIShapedImages, type OpenAIShapedProviderOptions } from "./openai-shaped.ts";
 export { defineOpenAIShapedProvider, openaiShapedOptionsSchema, type OpenAIShapedDescription, type OpenAIShapedOptions } from "./openai-shaped-definition.ts";
 export { isNormalCompletion, mapFinishReason, parseCompletionText as parseOpenAICompletionText, toChatCompletion as toOpenAIChatCompletion } from "./openai-wire/completion.ts";
-export { toOpenAIImageRequest, toOpenAIRequest } from "./openai-wire/request.ts";
+export { toOpenAIContinuationRequest, toOpenAIImageRequest, toOpenAIRequest, type PrefillStyle } from "./openai-wire/request.ts";
 export { parseImagesText as parseOpenAIImagesText } from "./openai-wire/images.ts";
 export { openaiStreamErrorOf } from "./openai-wire/stream-errors.ts";

@@ -17,7 +17,7 @@ import type { ErrorMapper } from "./error-reply.ts";
 import { withCallHeader, type UpstreamHeaders } from "./headers.ts";
 import { parseCompletionText } from "./openai-wire/completion.ts";
 import { parseImagesText } from "./openai-wire/images.ts";
-import { toOpenAIImageRequest, toOpenAIRequest } from "./openai-wire/request.ts";
+import { toOpenAIContinuationRequest, toOpenAIImageRequest, toOpenAIRequest, type PrefillStyle } from "./openai-wire/request.ts";
 import { openaiStreamErrorOf } from "./openai-wire/stream-errors.ts";
 
 /** Image generation of an OpenAI-shaped provider (`POST <root>/images/generations`). */
@@ -44,6 +44,13 @@ export interface OpenAIShapedProviderOptions {
   images?: OpenAIShapedImages;
   /** Forward the Responses API (`/v1/responses`) to `<root>/responses`. */
   responses?: boolean;
+  /**
+   * How the server wants the final assistant message of a continuation (`call.continuation`)
+   * marked (`PrefillStyle`); default `plain`, sent as it is. Only continuations are marked: the
+   * `prefill` capability, off unless the capability table or the config says so, is what lets the
+   * core send one.
+   */
+  prefillStyle?: PrefillStyle;
 }
 
 /**
@@ -56,7 +63,7 @@ export interface OpenAIShapedProviderOptions {
  * }
  */
 export function openaiShapedProvider(ctx: PluginContext, options: OpenAIShapedProviderOptions): Provider {
-  const { root, headers, errors, requestIdHeader, images } = options;
+  const { root, headers, errors, requestIdHeader, images, prefillStyle = "plain" } = options;
   const chatUrl = joinUrl(root, "/chat/completions");
   const toError = errors.fromReply;
   const errorOf = (event: string | undefined, data: string): unknown => openaiStreamErrorOf(event, data, errors);
@@ -65,8 +72,10 @@ export function openaiShapedProvider(ctx: PluginContext, options: OpenAIShapedPr
     ? (base: Readonly<Record<string, string>>, call: Pick<ProviderCall, "requestId">) => withCallHeader(base, requestIdHeader, call.requestId)
     : (base: Readonly<Record<string, string>>) => base;
 
+  const bodyOf = (request: ChatRequest, call: ProviderCall) =>
+    call.continuation ? toOpenAIContinuationRequest(request, call.model, prefillStyle) : toOpenAIRequest(request, call.model);
   const send = (request: ChatRequest, call: ProviderCall, base: Readonly<Record<string, string>>) =>
-    postUpstream(ctx, call, { url: chatUrl, headers: callHeaders(base, call), body: toOpenAIRequest(request, call.model), toError });
+    postUpstream(ctx, call, { url: chatUrl, headers: callHeaders(base, call), body: bodyOf(request, call), toError });
 
   const provider: Provider = {
     capabilities: options.capabilities,

@@ -18,6 +18,7 @@ import { createRouter, type Router } from "../router.ts";
 import type { ChatCompletion } from "../types/chat.ts";
 import { parseChunks, readSseData, streamedText } from "./sse-client.ts";
 import type { ConformanceUpstream, UpstreamRequestReader } from "./types.ts";
+import { prefillCases } from "./prefill-cases.ts";
 import { upstreamCases } from "./upstream-cases.ts";
 
 export interface ProviderConformanceOptions {
@@ -136,6 +137,7 @@ export function testProvider(options: ProviderConformanceOptions): void {
       await context?.upstream?.close();
     });
     shapeCases(kit);
+    prefillCases(kit);
     if (options.upstream) upstreamCases(kit);
   });
 }

@@ -6,7 +6,10 @@
 
 /** One reply of the fake upstream, in provider-neutral terms. */
 export interface ScriptedReply {
-  /** The assistant's text. Streamed in several chunks (at least 3 for a text of 3+ words). */
+  /**
+   * The assistant's text. Streamed in several chunks (at least 3 for a text of 3+ words), whose
+   * concatenation is the text exactly, leading whitespace included (a continuation's usually has some).
+   */
   text?: string;
   /**
    * Reply with one tool call instead of text; `arguments` is a JSON object string. `id` is sent

@@ -54,6 +54,7 @@ export type AnthropicProviderOptions = FromSchema<typeof optionsSchema>;
 function setup(options: AnthropicProviderOptions, ctx: PluginContext): Provider {
   const url = joinUrl(apiRoot(options.base_url, DEFAULT_BASE_URL), "/v1/messages");
   const requestOptions = { defaultMaxTokens: options.default_max_tokens ?? DEFAULT_MAX_TOKENS };
+  const continuationOptions = { ...requestOptions, continuation: true };
   const headers = upstreamHeaders({
     apiKey: options.api_key,
     auth: "x-api-key",
@@ -65,7 +66,7 @@ function setup(options: AnthropicProviderOptions, ctx: PluginContext): Provider 
 
   /** Sends the request; any reply that is not a success is thrown as the mapped error. */
   function send(request: ChatRequest, call: ProviderCall, sent: Readonly<Record<string, string>>): Promise<HttpResponse> {
-    return postUpstream(ctx, call, { url, headers: sent, body: toAnthropicRequest(request, call.model, requestOptions), toError });
+    return postUpstream(ctx, call, { url, headers: sent, body: toAnthropicRequest(request, call.model, call.continuation ? continuationOptions : requestOptions), toError });
   }
 
   return {

@@ -34,6 +34,8 @@ export const MAX_TEMPERATURE = 1;
 export interface RequestOptions {
   /** `max_tokens` when the request sets neither `max_completion_tokens` nor `max_tokens`: Anthropic requires one. */
   defaultMaxTokens: number;
+  /** The request continues its final assistant message (`ProviderCall.continuation`). */
+  continuation?: boolean;
 }
 
 type Json = Record<string, unknown>;
@@ -170,6 +172,23 @@ export function toMessages(messages: readonly ChatMessage[]): AnthropicMessagePa
   });
 }
 
+/**
+ * The final assistant turn of a continuation without trailing whitespace, which Anthropic refuses
+ * in a prefill. The core sends it trimmed already; a text block left empty is dropped (Anthropic
+ * rejects those), and so is a turn left with nothing.
+ */
+function trimFinalAssistant(messages: AnthropicMessageParam[]): void {
+  const last = messages.at(-1);
+  if (last?.role !== "assistant") return;
+  if (typeof last.content === "string") last.content = last.content.trimEnd();
+  else {
+    const block = last.content.at(-1);
+    if (block?.type === "text") block.text = block.text.trimEnd();
+    if (block?.type === "text" && !block.text) last.content.pop();
+  }
+  if (last.content.length === 0) messages.pop();
+}
+
 /** OpenAI tools -> Anthropic tools. A tool without `parameters` takes any object. */
 export function toTools(tools: readonly FunctionTool[]): AnthropicTool[] {
   return tools.map(({ function: fn }) => {
@@ -209,6 +228,9 @@ function canThink(messages: readonly ChatMessage[]): boolean {
  * - `reasoning_effort` -> `thinking` with a budget from `THINKING_BUDGETS`; `max_tokens` is raised to
  *   budget + max_tokens when it is not above the budget; `temperature` and `top_p`, which thinking
  *   forbids, are dropped.
+ * - A continuation (`options.continuation`) never thinks: Anthropic refuses a prefill with extended
+ *   thinking, so `reasoning_effort` is dropped for that call (docs/plugins.md, "Stream
+ *   continuation"), and the final assistant text loses its trailing whitespace.
  * - `temperature` is clamped to 0..1; `user` -> `metadata.user_id`; `stop` -> `stop_sequences`.
  * - `seed`, `frequency_penalty`, `presence_penalty`, `logit_bias`, `service_tier`, `prediction`,
  *   `prompt_cache_key` have no equivalent and are dropped. (`n`, `logprobs`, `response_format` and
@@ -234,7 +256,10 @@ export function toAnthropicRequest(request: ChatRequest, model: string, options:
     const toolChoice = toToolChoice(request.tool_choice, request.parallel_tool_calls);
     if (toolChoice) body.tool_choice = toolChoice;
   }
-  if (request.reasoning_effort != null && canThink(request.messages)) {
+  if (options.continuation) trimFinalAssistant(body.messages);
+  // Not for a continuation: Anthropic refuses a final assistant message with extended thinking
+  // (docs/plugins.md, "Stream continuation"); the rest of the answer comes without thinking.
+  if (request.reasoning_effort != null && !options.continuation && canThink(request.messages)) {
     const budget = THINKING_BUDGETS[request.reasoning_effort];
     body.thinking = { type: "enabled", budget_tokens: budget };
     if (body.max_tokens <= budget) body.max_tokens += budget;

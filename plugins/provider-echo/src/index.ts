@@ -53,7 +53,8 @@ const CAPABILITIES: Capabilities = {
   images: true,
   // The Responses API in OpenAI's wire format, echoing the last user input (`responses.ts`).
   responses: true,
-  prefill: false,
+  // A final assistant message is continued, not answered anew (`reply.ts`, `continueReply`).
+  prefill: true,
 };
 
 /** `id` and `created` are the only reply fields that differ between two identical requests. */

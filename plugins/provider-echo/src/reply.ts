@@ -150,19 +150,46 @@ function applyLimits(text: string, request: ChatRequest, capped: boolean): { tex
   return { text: window, finishReason: capped || window.length < text.length ? "length" : "stop" };
 }
 
+/** The usage of `n` identical choices of `perChoice` tokens each. */
+function usageOf(promptTokens: number, perChoice: number, n: number): Usage {
+  return { prompt_tokens: promptTokens, completion_tokens: perChoice * n, total_tokens: promptTokens + perChoice * n };
+}
+
 /**
  * Plans the echo model's reply to `request`. Pure: the same request and prefix give the same plan.
+ * A final assistant message (without tool calls) is a prefill, which the echo model continues
+ * (`continueReply`).
  * @param prefix the provider's `prefix` option, put before every text reply
  */
 export function planReply(request: ChatRequest, prefix = ""): ReplyPlan {
+  const last = request.messages.at(-1);
+  if (last?.role === "assistant" && !last.tool_calls?.length) return continueReply(request, last, prefix);
+  return answerPlan(request, prefix);
+}
+
+/**
+ * The continuation of a prefill, as a model with the `prefill` capability answers it
+ * (docs/plugins.md, "Stream continuation"): the answer `A` the conversation gets without that
+ * final message, less the prefill `P`. When `A` starts with `P` without its trailing whitespace
+ * (which a continuation's prefill never has), the reply is the rest of `A`, so it often starts
+ * with that whitespace; otherwise it is `A` whole. The prefill counts as prompt, only the reply as
+ * completion.
+ */
+function continueReply(request: ChatRequest, prefill: ChatMessage, prefix: string): ReplyPlan {
+  const whole = answerPlan({ ...request, messages: request.messages.slice(0, -1) }, prefix);
+  const promptTokens = whole.usage.prompt_tokens + countTokens(messageText(prefill));
+  const head = contentText(prefill.content).trimEnd();
+  if (whole.content === null || !whole.content.startsWith(head)) return { ...whole, usage: usageOf(promptTokens, whole.usage.completion_tokens / whole.n, whole.n) };
+  const content = whole.content.slice(head.length);
+  return { ...whole, content, usage: usageOf(promptTokens, countTokens(content), whole.n) };
+}
+
+/** The reply to a conversation that does not end with a prefill. */
+function answerPlan(request: ChatRequest, prefix: string): ReplyPlan {
   const n = Math.max(1, request.n ?? 1);
   const maxChars = choiceChars(n);
   const promptTokens = request.messages.reduce((sum, message) => sum + countTokens(messageText(message)), 0);
-  const usage = (perChoice: number): Usage => ({
-    prompt_tokens: promptTokens,
-    completion_tokens: perChoice * n,
-    total_tokens: promptTokens + perChoice * n,
-  });
+  const usage = (perChoice: number): Usage => usageOf(promptTokens, perChoice, n);
   const last = request.messages.at(-1);
   const userText = lastUserText(request.messages);
 

@@ -12,6 +12,11 @@ type CapabilityMap = Partial<Capabilities>;
 /**
  * What the Gemini 1.5 / 2.0 chat models share. Not `logprobs`: Gemini's log probabilities are
  * not translated (their shape differs from OpenAI's); not `audio` output, `images` or `responses`.
+ * Not `prefill` (docs/plugins.md, "Stream continuation"): Google documents no continuation of a
+ * final `model` turn by `generateContent`, and from Gemini 3.6 Flash and 3.5 Flash-Lite on, every
+ * model answers a request that ends with one with a 400 ("Requests ending with a model turn are not
+ * supported"). Older models take such a request, but nothing documented says they continue that
+ * turn's text rather than answer after it; a config that has checked a model switches it on there.
  */
 const GEMINI_CHAT: CapabilityMap = {
   chat: true,

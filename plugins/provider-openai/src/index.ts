@@ -30,6 +30,9 @@ export const optionsSchema = {
     project: { type: "string" },
     // Extra headers for every upstream request; they win over the ones above.
     headers: { type: "object", additionalProperties: { type: "string" } },
+    // How the server wants the final assistant message of a stream continuation marked (README,
+    // "Stream continuation"); the `prefill` capability, off by default, lets the core send one.
+    prefill_style: { type: "string", enum: ["plain", "prefix", "continue_final_message"], default: "plain" },
   },
 } as const;
 
@@ -50,6 +53,7 @@ function setup(options: OpenAIProviderOptions, ctx: PluginContext): Provider {
     requestIdHeader: "x-client-request-id",
     images: { options: openaiImageOptions, body: toImageRequest },
     responses: true,
+    prefillStyle: options.prefill_style,
   });
 }
 

@@ -30,6 +30,35 @@ export function toOpenAIRequest(request: ChatRequest, model: string): ChatReques
   return upstreamBody(request, model) as unknown as ChatRequest;
 }
 
+/**
+ * How an OpenAI-compatible server wants a final assistant message marked to continue it rather
+ * than answer after it (docs/plugins.md, "Stream continuation"):
+ * - `plain`: sent as it is (servers that continue a final assistant message by themselves);
+ * - `prefix`: `"prefix": true` on that message (Mistral; DeepSeek's beta API);
+ * - `continue_final_message`: top-level `continue_final_message: true` and
+ *   `add_generation_prompt: false` (vLLM, SGLang; the two cannot both be on).
+ */
+export type PrefillStyle = "plain" | "prefix" | "continue_final_message";
+
+/**
+ * The body of a continuation (`ProviderCall.continuation`): the chat request's body, with its final
+ * assistant message marked as `style` says.
+ * @example
+ * toOpenAIContinuationRequest({ model: "m", messages: [user, { role: "assistant", content: "One," }] }, "m", "prefix")
+ * // { model: "m", messages: [user, { role: "assistant", content: "One,", prefix: true }] }
+ */
+export function toOpenAIContinuationRequest(request: ChatRequest, model: string, style: PrefillStyle): ChatRequest {
+  const body = upstreamBody(request, model);
+  if (style === "continue_final_message") {
+    body.continue_final_message = true;
+    body.add_generation_prompt = false;
+  } else if (style === "prefix") {
+    const last = request.messages.at(-1);
+    if (last?.role === "assistant") body.messages = [...request.messages.slice(0, -1), { ...last, prefix: true }];
+  }
+  return body as unknown as ChatRequest;
+}
+
 /** The image request's body (`POST /images/generations`), built the same way. */
 export function toOpenAIImageRequest(request: ImageGenerationRequest, model: string): Record<string, unknown> {
   return upstreamBody(request, model);

@@ -2,11 +2,8 @@
  * Weighted pools (README, "Routing and resilience"): a `loadbalance` alias picks one member per
  * request in proportion to its weight, and the other members are its fallbacks, so a failing
  * member's requests are answered by another. Chaos upstreams and the router on real ports, the
- * official openai SDK as the client (`helpers/chaos-router.ts`).
- *
- * Images and `/v1/responses` are not here: the chaos upstream speaks Chat Completions and
- * Anthropic Messages only (any other path is its provider's 404), so their retries need an
- * upstream that serves them.
+ * official openai SDK as the client (`helpers/chaos-router.ts`). Images and `/v1/responses`:
+ * `chaos-routing-images-responses.test.ts`.
  */
 import { describe, expect, it } from "vitest";
 import type { ModelmuxConfig } from "@modelmux/core";
@@ -77,6 +74,3 @@ describe("a loadbalance pool", () => {
     expect(routed(again.headers)).toEqual({ model: PRIMARY, attempts: "1" });
   });
 });
-
-it.todo("images: a 503 then ok on /v1/images/generations (the chaos upstream does not serve images)");
-it.todo("/v1/responses retried on its one provider (the chaos upstream does not serve /v1/responses)");

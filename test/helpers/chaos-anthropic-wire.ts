@@ -62,6 +62,7 @@ const event = (data: RawMessageStreamEvent | { type: "ping" }) => `event: ${data
 
 export const anthropicWire: ChaosWire = {
   format: "anthropic",
+  id: (name, index) => `msg_${name}_${index}`,
   headers: (id) => ({ "request-id": `req_${id}` }),
   json: (answer) => JSON.stringify(messageOf(answer)),
   frames(answer) {

@@ -55,6 +55,7 @@ const event = (data: ChatCompletionChunk) => `data: ${JSON.stringify(data)}\n\n`
 
 export const openaiWire: ChaosWire = {
   format: "openai",
+  id: (name, index) => `chatcmpl-${name}-${index}`,
   headers: (id) => ({ "x-request-id": `req_${id}` }),
   json(answer) {
     const completion: ChatCompletion = {

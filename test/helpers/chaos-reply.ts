@@ -67,6 +67,7 @@ async function streamAnswer(ctx: ReplyContext, step: ChaosStep): Promise<void> {
   ctx.recordStatus(200);
   res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", connection: "keep-alive", ...wire.headers(answer.id) });
   let tokens = 0;
+  let sent = 0;
   let broken = false;
   for (const frame of wire.frames(answer)) {
     if (ctx.closed()) return;
@@ -76,7 +77,7 @@ async function streamAnswer(ctx: ReplyContext, step: ChaosStep): Promise<void> {
       broken = true;
       if (step.kind === "cutAfter") return ctx.breakConnection("fin");
       if (step.kind === "stallAfter") return;
-      if (step.streamError) return void res.end(wire.errorEvent(reasonOf(step.streamError), step.streamError.message));
+      if (step.streamError) return void res.end(wire.errorEvent(reasonOf(step.streamError), step.streamError.message, sent));
       await write(res, wire.malformedFrame(answer));
       if (step.then === "end") return void res.end();
     }
@@ -87,6 +88,7 @@ async function streamAnswer(ctx: ReplyContext, step: ChaosStep): Promise<void> {
       tokens++;
     }
     await write(res, frame.text);
+    sent++;
   }
   res.end();
 }

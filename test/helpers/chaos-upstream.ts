@@ -1,8 +1,9 @@
 /**
  * A scriptable misbehaving upstream for the router's resilience tests (retries, fallbacks, circuit
  * breaking, timeouts, streams continued on another target): a real `node:http` server on
- * 127.0.0.1 that speaks OpenAI Chat Completions on `…/chat/completions` and Anthropic Messages on
- * `…/messages` (`chaos-wire.ts`), and does to each request what the script says (`chaos-behaviours.ts`): answer, answer an error with Retry-After,
+ * 127.0.0.1 that speaks OpenAI Chat Completions on `…/chat/completions`, Anthropic Messages on
+ * `…/messages`, OpenAI's Responses API on `…/responses` and its image generation on
+ * `…/images/generations` (`chaos-wire.ts`), and does to each request what the script says (`chaos-behaviours.ts`): answer, answer an error with Retry-After,
  * reset the connection, hang, cut / stall / corrupt / fail a stream after N tokens, leave out the end
  * marker, be down for a while, refuse a prefill. Its answers are the deterministic tokens
  * `t0 t1 …`; a request ending with an assistant message gets the rest of them after that text, so
@@ -60,7 +61,7 @@ export interface ChaosUpstreamOptions {
   tokens?: number;
   /** What a request gets when the script is empty; default `"ok"`. */
   default?: ChaosBehaviour;
-  /** Goes into reply ids (`chatcmpl-<name>-<n>`, `msg_<name>_<n>`) so a test can tell upstreams apart; default `chaos`. */
+  /** Goes into reply ids (`chatcmpl-<name>-<n>`, `msg_<name>_<n>`, `resp_<name>_<n>`, `img_<name>_<n>`) so a test can tell upstreams apart; default `chaos`. */
   name?: string;
   /** The prompt tokens every answer reports; default 10. */
   promptTokens?: number;
@@ -177,7 +178,7 @@ export async function startChaosUpstream(options: ChaosUpstreamOptions = {}): Pr
       recordStatus: (status) => void (attempt.status = status),
       recordSent: (text) => void (attempt.sent += text),
     };
-    ctx.answer.id = ctx.wire.format === "openai" ? `chatcmpl-${name}-${index}` : `msg_${name}_${index}`;
+    ctx.answer.id = ctx.wire.id(name, index);
 
     // What the provider refuses whatever the script says; the script is left for the next request.
     const refusal = wire ? wire.refusal(body, prefill) : `Invalid URL (${attempt.method} ${attempt.path})`;

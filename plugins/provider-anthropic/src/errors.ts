@@ -5,7 +5,16 @@
  * `{type: "error", error: {type, message}}` and keeps credentials out of every message
  * (docs/plugins.md, "The provider kit"); this file says how Anthropic's errors read.
  */
-import { errorMapper, parseErrorBody as readErrorBody, redactSecrets as redact, type ErrorMapper, type ModelmuxError, type UpstreamErrorInfo, type UpstreamErrorReply } from "@modelmux/core";
+import {
+  errorMapper,
+  parseErrorBody as readErrorBody,
+  readErrorPayload,
+  redactSecrets as redact,
+  type ErrorMapper,
+  type ModelmuxError,
+  type UpstreamErrorInfo,
+  type UpstreamErrorReply,
+} from "@modelmux/core";
 
 /**
  * The HTTP status Anthropic uses for each error type, for `error` events inside a 200 stream,
@@ -41,14 +50,37 @@ export function redactSecrets(message: string, secret?: string): string {
   return redact(message, [secret]);
 }
 
+/** The router-wide code of a request longer than the model's context (README, "Routing and resilience"). */
+const CONTEXT_LENGTH_EXCEEDED = "context_length_exceeded";
+
+/**
+ * How Anthropic words a 400 `invalid_request_error` for a request past the model's context: the
+ * prompt alone (`prompt is too long: 210000 tokens > 200000 maximum`), or the prompt with
+ * `max_tokens` (``input length and `max_tokens` exceed context limit: 188240 + 21333 > 200000, …``).
+ */
+const CONTEXT_LENGTH_MESSAGE = /prompt is too long|input length and `?max_tokens`? exceed context limit/i;
+
+/**
+ * Reads Anthropic's error body (the kit's reader); a request past the model's context gets the
+ * code `context_length_exceeded`, as OpenAI's does, so routing sends it to the next target,
+ * which may have a larger context, instead of returning it. The message stays Anthropic's.
+ */
+export function readAnthropicError(payload: unknown): UpstreamErrorInfo | undefined {
+  const info = readErrorPayload(payload);
+  if (info?.type !== "invalid_request_error" || !CONTEXT_LENGTH_MESSAGE.test(info.message)) return info;
+  return { ...info, type: CONTEXT_LENGTH_EXCEEDED };
+}
+
 /** The error type's status, for an `error` event inside a 200 stream (500, a 502, for a type not known). */
-const streamStatus = (info: UpstreamErrorInfo): number => (info.type && ERROR_TYPE_STATUS[info.type]) || 500;
+const streamStatus = (info: UpstreamErrorInfo): number => (info.type === CONTEXT_LENGTH_EXCEEDED ? 400 : (info.type && ERROR_TYPE_STATUS[info.type]) || 500);
 
 /**
  * The error mapping of a provider named `provider` whose credentials are `secrets`: Anthropic's
- * error type is the code, and an error event reads like the reply its type stands for.
+ * error type is the code (`context_length_exceeded` for a request past the model's context), and
+ * an error event reads like the reply its type stands for.
  */
-export const anthropicErrors = (provider: string, secrets: readonly (string | undefined)[]): ErrorMapper => errorMapper({ provider, secrets, code: "type", streamStatus });
+export const anthropicErrors = (provider: string, secrets: readonly (string | undefined)[]): ErrorMapper =>
+  errorMapper({ provider, secrets, code: "type", streamStatus, read: readAnthropicError });
 
 /**
  * Maps an upstream error reply (status >= 300) to the error thrown to the core.

@@ -37,8 +37,10 @@ describe("toProviderError", () => {
   const reply = (status: number, text: string, headers: Record<string, string> = {}) => toProviderError("anthropic", { status, text, headers }, "sk-ant-secret");
 
   it.each([400, 401, 403, 404, 413])("keeps a %i with the message and the error type as code", (status) => {
-    const error = reply(status, anthropicError("invalid_request_error", "prompt is too long"));
-    expect(error.toEnvelope()).toEqual({ error: { message: "anthropic: prompt is too long", type: "invalid_request_error", code: "invalid_request_error", param: null } });
+    const error = reply(status, anthropicError("invalid_request_error", "messages: at least one message is required"));
+    expect(error.toEnvelope()).toEqual({
+      error: { message: "anthropic: messages: at least one message is required", type: "invalid_request_error", code: "invalid_request_error", param: null },
+    });
     expect(error.status).toBe(status);
   });
 
@@ -50,6 +52,23 @@ describe("toProviderError", () => {
   it.each([500, 503, 529])("maps %i to 502 upstream_error, keeping the message", (status) => {
     const error = reply(status, anthropicError(status === 529 ? "overloaded_error" : "api_error", "Overloaded"));
     expect(error).toMatchObject({ status: 502, type: "api_error", code: "upstream_error", message: `anthropic: Overloaded (status ${status})` });
+  });
+
+  // The bodies as Anthropic sends them: another target may have a larger context (README, "Routing and resilience").
+  it.each([
+    ["the prompt", '{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208656 tokens > 200000 maximum"},"request_id":"req_011CWdepJvA2D819tdYYq4h7"}'],
+    ["the prompt and max_tokens", '{"type":"error","error":{"type":"invalid_request_error","message":"input length and `max_tokens` exceed context limit: 178959 + 64000 > 200000, decrease input length or `max_tokens` and try again"},"request_id":"req_011CUB2XUHWkFnQzxcKBbjpF"}'],
+  ])("a request past the model's context is 400 context_length_exceeded, with Anthropic's message (%s)", (_, body) => {
+    const error = reply(400, body);
+    const message = (JSON.parse(body) as { error: { message: string } }).error.message;
+    expect(error.toEnvelope()).toEqual({ error: { message: `anthropic: ${message}`, type: "invalid_request_error", code: "context_length_exceeded", param: null } });
+    expect(error.status).toBe(400);
+    expect(error.upstream).toEqual({ status: 400 });
+  });
+
+  it("other 400s keep Anthropic's type as the code, even when they speak of tokens", () => {
+    const error = reply(400, anthropicError("invalid_request_error", "max_tokens: 300000 > 64000, which is the maximum allowed number of output tokens for claude-sonnet-4-5"));
+    expect(error.code).toBe("invalid_request_error");
   });
 
   it("never lets the key through", () => {
@@ -68,6 +87,11 @@ describe("toStreamError", () => {
     ["permission_error", 403],
   ])("maps an error event of type %s to %i", (type, status) => {
     expect(toStreamError("anthropic", { type: "error", error: { type, message: "m" } }).status).toBe(status);
+  });
+
+  it("maps an invalid_request_error event past the model's context to 400 context_length_exceeded", () => {
+    const event = { type: "error", error: { type: "invalid_request_error", message: "prompt is too long: 208656 tokens > 200000 maximum" } };
+    expect(toStreamError("anthropic", event)).toMatchObject({ status: 400, code: "context_length_exceeded" });
   });
 
   it("is a 502 when the event has no message", () => {

@@ -56,13 +56,34 @@ export function redactSecrets(message: string, secret?: string): string {
 }
 
 /**
+ * How Google words an `INVALID_ARGUMENT` for a request past the model's context: the Gemini API's
+ * `The input token count (1200293) exceeds the maximum number of tokens allowed (1048576).`, and
+ * Vertex AI's `Unable to submit request because the input token count is 131335 but model only
+ * supports up to 131072. …`.
+ */
+const CONTEXT_LENGTH_MESSAGE = /input token count \(\d+\) exceeds the maximum number of tokens allowed|input token count is \d+ but model only supports up to/i;
+
+/**
+ * Reads Google's error body (the kit's reader); a request past the model's context gets the
+ * router-wide code `context_length_exceeded` instead of `INVALID_ARGUMENT`, so routing sends it to
+ * the next target, which may have a larger context (README, "Routing and resilience"). The
+ * message stays Google's.
+ */
+export function readGeminiError(payload: unknown): UpstreamErrorInfo | undefined {
+  const info = readErrorPayload(payload);
+  if (info?.status !== "INVALID_ARGUMENT" || !CONTEXT_LENGTH_MESSAGE.test(info.message)) return info;
+  return { ...info, status: "context_length_exceeded" };
+}
+
+/**
  * The error mapping of a provider named `provider` whose credentials are `secrets`. The envelope's
- * code is Google's status name (`INVALID_ARGUMENT`…); on 429 the core makes it the router-wide
- * `rate_limit_exceeded` (docs/interface.md, "Errors"). An error inside a 200 stream is mapped by
- * the status it names like any error reply (a 429 stays a 429); without one it is a 502.
+ * code is Google's status name (`INVALID_ARGUMENT`…), `context_length_exceeded` for a request past
+ * the model's context; on 429 the core makes it the router-wide `rate_limit_exceeded`
+ * (docs/interface.md, "Errors"). An error inside a 200 stream is mapped by the status it names
+ * like any error reply (a 429 stays a 429); without one it is a 502.
  */
 export const geminiErrors = (provider: string, secrets: readonly (string | undefined)[]): ErrorMapper =>
-  errorMapper({ provider, secrets, code: "status", streamStatus: (info) => info.httpStatus });
+  errorMapper({ provider, secrets, code: "status", streamStatus: (info) => info.httpStatus, read: readGeminiError });
 
 /** Maps an upstream error reply (status >= 300) to the error thrown to the core. */
 export function toProviderError(provider: string, reply: UpstreamErrorReply, secret?: string): ModelmuxError {

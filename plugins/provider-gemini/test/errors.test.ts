@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ModelmuxError, toBodyReadError } from "@modelmux/core";
-import { parseErrorBody, readGoogleError, redactSecrets, retryDelaySeconds, toProviderError } from "../src/errors.ts";
+import { parseErrorBody, readGoogleError, redactSecrets, retryDelaySeconds, toProviderError, toStreamError } from "../src/errors.ts";
 
 const KEY = "AIzaSyD-live-secret-key-0123456789abcdef";
 const googleError = (code: number, message: string, status: string, details?: object[]) => JSON.stringify({ error: { code, message, status, ...(details ? { details } : {}) } });
@@ -74,6 +74,23 @@ describe("toProviderError", () => {
     expect(map(status, googleError(status, "no", name))).toMatchObject({ status, type: "invalid_request_error", code: name });
   });
 
+  // The bodies as Google sends them: another target may have a larger context (README, "Routing and resilience").
+  it.each([
+    ["Gemini API", '{\n  "error": {\n    "code": 400,\n    "message": "The input token count (1200293) exceeds the maximum number of tokens allowed (1048576).",\n    "status": "INVALID_ARGUMENT"\n  }\n}\n'],
+    ["Vertex AI", '{"error":{"code":400,"message":"Unable to submit request because the input token count is 131335 but model only supports up to 131072. Reduce the input token count and try again. You can also use the CountTokens API to calculate prompt token count and billable characters. Learn more: https://cloud.google.com/vertex-ai/generative-ai/docs/learn/models","status":"INVALID_ARGUMENT"}}'],
+  ])("a request past the model's context is 400 context_length_exceeded, with Google's message (%s)", (_, body) => {
+    const error = map(400, body);
+    const message = (JSON.parse(body) as { error: { message: string } }).error.message;
+    expect(error.toEnvelope()).toEqual({ error: { message: `gemini: ${message}`, type: "invalid_request_error", code: "context_length_exceeded", param: null } });
+    expect(error.status).toBe(400);
+    expect(error.upstream).toEqual({ status: 400 });
+  });
+
+  it("other INVALID_ARGUMENTs keep Google's status as the code, even when they speak of tokens", () => {
+    const error = map(400, googleError(400, "Unable to submit request because it has a maxOutputTokens value of 100000 but the supported range is from 1 (inclusive) to 65537 (exclusive).", "INVALID_ARGUMENT"));
+    expect(error.code).toBe("INVALID_ARGUMENT");
+  });
+
   it("never passes the key on, even when Google echoes it", () => {
     const error = map(400, googleError(400, `API key not valid: ${KEY}`, "INVALID_ARGUMENT"));
     expect(error.message).not.toContain("secret");
@@ -95,6 +112,14 @@ describe("toProviderError", () => {
 
   it("tolerates a non-JSON error body", () => {
     expect(map(400, "Bad Request")).toMatchObject({ status: 400, message: "gemini: Bad Request", code: null });
+  });
+});
+
+describe("toStreamError", () => {
+  it("maps an error object past the model's context, in the array form too, to 400 context_length_exceeded", () => {
+    const error = { code: 400, message: "The input token count (1200293) exceeds the maximum number of tokens allowed (1048576).", status: "INVALID_ARGUMENT" };
+    expect(toStreamError("gemini", { error })).toMatchObject({ status: 400, code: "context_length_exceeded" });
+    expect(toStreamError("gemini", [{ error }])).toMatchObject({ status: 400, code: "context_length_exceeded" });
   });
 });
 

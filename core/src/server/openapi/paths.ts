@@ -155,7 +155,7 @@ const imageName = {
   name: "name",
   in: "path",
   required: true,
-  description: "`<token>.<ext>`, the extension the image's type's only.",
+  description: "`<token>.<ext>`: an image is served under its own type's extension only.",
   schema: { type: "string", pattern: `^[A-Za-z0-9_-]{32}\\.(${Object.values(IMAGE_EXTENSIONS).join("|")})$` },
 };
 

@@ -34,7 +34,8 @@ export interface ImageStoreOptions {
   now?: () => number;
 }
 
-const EXTENSIONS: Record<string, string> = { "image/png": "png", "image/jpeg": "jpg", "image/webp": "webp", "image/gif": "gif" };
+/** The file extension of each image type served, the only one its URL may end with. */
+export const IMAGE_EXTENSIONS: Readonly<Record<string, string>> = { "image/png": "png", "image/jpeg": "jpg", "image/webp": "webp", "image/gif": "gif" };
 const FILE_NAME = /^([A-Za-z0-9_-]{32})\.([a-z]{3,4})$/;
 
 /** The content type of image bytes, from their signature; PNG when unknown (what providers default to). */
@@ -85,7 +86,7 @@ export function createImageStore(options: ImageStoreOptions = {}): ImageStore {
     async put(data, contentType) {
       const token = randomBytes(24).toString("base64url");
       await backend.saveImage(keyOf(token), { contentType, data, expiresAt: now() + ttlMs });
-      return `${token}.${EXTENSIONS[contentType] ?? "bin"}`;
+      return `${token}.${IMAGE_EXTENSIONS[contentType] ?? "bin"}`;
     },
     async get(name) {
       const match = FILE_NAME.exec(name);
@@ -94,7 +95,7 @@ export function createImageStore(options: ImageStoreOptions = {}): ImageStore {
       // A storage without expiry of its own may hand back an old one: the clock decides.
       if (!image || image.expiresAt <= now()) return undefined;
       // One URL per image: `<token>.gif` on a PNG would tell a browser or proxy the wrong type.
-      return (EXTENSIONS[image.contentType] ?? "bin") === match[2] ? image : undefined;
+      return (IMAGE_EXTENSIONS[image.contentType] ?? "bin") === match[2] ? image : undefined;
     },
   };
 }

@@ -2,6 +2,7 @@
  * The router's routes: every path it serves, with its handler per method, put on the h3 app by
  * `route-handlers.ts`. GET paths answer HEAD too (load balancers' health checks use it),
  * except the forwarded responses API. Authentication applies to `/v1/` paths (`middleware/auth.ts`).
+ * The OpenAPI document (`openapi/document.ts`) describes each of them: a route added here goes there too.
  */
 import type { AppContext } from "../app-context.ts";
 import { createChatCompletionHandler } from "../chat/endpoint.ts";
@@ -12,6 +13,7 @@ import { createStoredCompletionHandlers } from "../stored/endpoint.ts";
 import { jsonTextReply } from "./reply.ts";
 import type { Handler, Route } from "./route-handlers.ts";
 import { IMAGE_FILES_PATH } from "../images/image-store.ts";
+import { openApiJson } from "./openapi/document.ts";
 
 const HEALTHY = jsonTextReply('{"status":"ok"}');
 
@@ -28,6 +30,8 @@ export function createRoutes(ctx: AppContext): Route[] {
   const stored = createStoredCompletionHandlers(ctx);
   const responses = createResponsesHandlers(ctx);
   const images = createImageHandlers(ctx);
+  const openApi = jsonTextReply(openApiJson());
+  const openApiDocument = () => openApi;
   return [
     { path: "/healthz", methods: getAndHead(health) },
     { path: "/v1/chat/completions", methods: { ...getAndHead(stored.listCompletions), POST: createChatCompletionHandler(ctx) } },
@@ -42,5 +46,7 @@ export function createRoutes(ctx: AppContext): Route[] {
     // (docs/interface.md, "Images").
     { path: `${IMAGE_FILES_PATH}/:name`, methods: getAndHead(images.getImageFile) },
     { path: "/v1/models", methods: getAndHead(createModelsHandler(ctx.models.entries)) },
+    // Public, like /healthz: the interface, not the config (docs/interface.md, "OpenAPI description").
+    { path: "/openapi.json", methods: getAndHead(openApiDocument) },
   ];
 }

@@ -1,6 +1,6 @@
 /**
  * `auth({ authenticate })`: who is calling, for the paths that need it (docs/interface.md,
- * "Authentication"): `/v1/` by default; `/healthz` and image URLs need none. A request without a
+ * "Authentication"): `/v1/` by default; `/healthz`, `/openapi.json` and image URLs need none. A request without a
  * valid API key or token is answered 401 before routing, so an unknown `/v1/` path tells a caller
  * without a key nothing.
  */

@@ -136,6 +136,7 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
     images: createImageStore({ storage }),
     originPolicy,
     responses,
+    authenticate,
   };
   const defaults = [
     requestId(),

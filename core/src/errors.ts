@@ -238,6 +238,19 @@ export function storageUnavailable(what: string, cause: unknown): ModelmuxError 
   });
 }
 
+/**
+ * 503 from `GET /readyz` (docs/interface.md, "Readiness"): `problems` name each plugin whose backend
+ * does not answer, and why. Never cached: the next probe asks again.
+ */
+export function notReady(problems: readonly string[]): ModelmuxError {
+  return new ModelmuxError(`Not ready: ${problems.join("; ")}.`, {
+    status: 503,
+    type: "api_error",
+    code: "not_ready",
+    headers: { "cache-control": "no-store" },
+  });
+}
+
 /** 500 for a bug. The message says so; the cause is logged, never sent. */
 export function internalError(cause?: unknown): ModelmuxError {
   return new ModelmuxError("Internal error in modelmux. This is a bug; the request id identifies it in the router's log.", {

@@ -182,8 +182,8 @@ describe("auth.jwt off", () => {
 describe("the principal's scheme", () => {
   it("is api_key for a key, synchronously, and jwt for a token", async () => {
     const authenticate = createAuthenticator([{ key: TEST_KEY, app: "a", developer: "d" }], { verifyJwt: async () => ({ app: "ja", developer: "jd" }) });
-    expect(authenticate(`Bearer ${TEST_KEY}`)).toEqual({ app: "a", developer: "d", scheme: "api_key" });
-    expect(await authenticate(`Bearer ${await key1.sign()}`)).toEqual({ app: "ja", developer: "jd", scheme: "jwt" });
+    expect(authenticate(`Bearer ${TEST_KEY}`)).toEqual({ app: "a", developer: "d", scheme: "api_key", admin: false });
+    expect(await authenticate(`Bearer ${await key1.sign()}`)).toEqual({ app: "ja", developer: "jd", scheme: "jwt", admin: false });
     expect(() => authenticate("Bearer not-a-key")).toThrow(/Invalid API key/);
   });
 });

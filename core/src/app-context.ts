@@ -2,6 +2,8 @@
  * What the endpoints share: built once by `createRouter`, read on every request.
  */
 import type { ConsolaInstance } from "consola";
+import type { CheckReadiness } from "./health/readiness.ts";
+import type { Authenticate } from "./server/auth/authenticate.ts";
 import type { OriginPolicy } from "./server/public-origin.ts";
 import type { ImageStore } from "./images/image-store.ts";
 import type { ModelTable } from "./models/model-table.ts";
@@ -29,6 +31,10 @@ export interface AppContext {
   images: ImageStore;
   /** How the URLs of those images find the router's public origin (`server.public_url`, `server.trusted_proxies`). */
   originPolicy: OriginPolicy;
+  /** The check of a request's credential: what `requireAdmin` (`server/auth/admin.ts`) guards admin routes with. */
+  authenticate: Authenticate;
+  /** Whether the storage's and the rate limiter's backends answer, for `GET /readyz`. */
+  checkReadiness: CheckReadiness;
   /** Where `/v1/responses` is forwarded (`responses.provider`), or why it is off. */
   responses: ResponsesTarget | { off: string };
 }

@@ -3,7 +3,7 @@
  * here, in the envelope `{"error": {"message", "type", "code", "param"}}`.
  */
 
-export type ErrorType = "invalid_request_error" | "api_error" | "rate_limit_error";
+export type ErrorType = "invalid_request_error" | "api_error" | "rate_limit_error" | "permission_error";
 
 export interface ErrorEnvelope {
   error: { message: string; type: ErrorType; code: string | null; param: string | null };
@@ -70,6 +70,18 @@ export function invalidRequest(message: string, opts: { code?: string; param?: s
 export function invalidApiKey(message = "Invalid API key. Send 'Authorization: Bearer <key>' with a key configured in auth.api_keys."): ModelmuxError {
   // RFC 9110 asks a 401 to name the scheme it wants.
   return new ModelmuxError(message, { status: 401, type: "api_error", code: "invalid_api_key", headers: { "www-authenticate": 'Bearer realm="modelmux"' } });
+}
+
+/**
+ * 403 for a valid credential on an admin endpoint that is not an admin key (docs/interface.md,
+ * "Authentication"). Only an API key with `admin: true` is one: an identity-provider token never is.
+ */
+export function adminRequired(scheme: "api_key" | "jwt"): ModelmuxError {
+  const message =
+    scheme === "jwt"
+      ? "This endpoint needs an admin key, and an identity-provider token is never one: send an API key that has admin: true on its auth.api_keys entry."
+      : "This endpoint needs an admin key, and the API key sent is not one: make it an admin key with admin: true on its auth.api_keys entry, or send one that has it.";
+  return new ModelmuxError(message, { status: 403, type: "permission_error", code: "admin_required" });
 }
 
 /** 404 for a model name that is neither `provider/model` of a configured model nor an alias. */
@@ -223,6 +235,19 @@ export function storageUnavailable(what: string, cause: unknown): ModelmuxError 
     type: "api_error",
     code: "storage_error",
     cause,
+  });
+}
+
+/**
+ * 503 from `GET /readyz` (docs/interface.md, "Readiness"): `problems` name each plugin whose backend
+ * does not answer, and why. Never cached: the next probe asks again.
+ */
+export function notReady(problems: readonly string[]): ModelmuxError {
+  return new ModelmuxError(`Not ready: ${problems.join("; ")}.`, {
+    status: 503,
+    type: "api_error",
+    code: "not_ready",
+    headers: { "cache-control": "no-store" },
   });
 }
 

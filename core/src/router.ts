@@ -24,6 +24,7 @@ import { auth } from "./server/middleware/auth.ts";
 import { bodyLimit } from "./server/middleware/body-limit.ts";
 import { rateLimit } from "./server/middleware/rate-limit.ts";
 import { requestId } from "./server/middleware/request-id.ts";
+import { createReadinessCheck, readinessTargets } from "./health/readiness.ts";
 import { createImageStore } from "./images/image-store.ts";
 import { createLogger, type Logger } from "./logger.ts";
 import { buildModelTable, type ModelTable } from "./models/model-table.ts";
@@ -136,6 +137,8 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
     images: createImageStore({ storage }),
     originPolicy,
     responses,
+    authenticate,
+    checkReadiness: createReadinessCheck(readinessTargets(checked, storage, rateLimits?.limiter)),
   };
   const defaults = [
     requestId(),

@@ -22,6 +22,7 @@ function everyMethod(): Required<Storage> & { calls: string[] } {
     deleteCompletion: answer("deleteCompletion"),
     saveImage: answer("saveImage"),
     getImage: answer("getImage"),
+    ready: answer("ready"),
     close: answer("close"),
   };
   return storage;
@@ -39,17 +40,19 @@ describe("boundStorage (storage.timeout)", () => {
     }
     expect(plugin.calls).toEqual(names);
 
-    const { saveImage: _s, getImage: _g, close: _c, ...required } = everyMethod();
+    const { saveImage: _s, getImage: _g, ready: _r, close: _c, ...required } = everyMethod();
     expect(Object.keys(boundStorage(required, 1_000)).sort()).toEqual(["deleteCompletion", "getCompletion", "listCompletions", "saveCompletion", "updateMetadata"]);
   });
 
-  it("rejects a call still running after the timeout with StorageTimeoutError naming it; close is not bounded", async () => {
+  it("rejects a call still running after the timeout with StorageTimeoutError naming it; close and ready are not bounded", async () => {
     const never = new Promise<never>(() => {});
-    const plugin: Storage = { ...everyMethod(), getCompletion: () => never, close: () => new Promise((resolve) => setTimeout(resolve, 80)) };
+    const later = () => new Promise<void>((resolve) => setTimeout(resolve, 80));
+    const plugin: Storage = { ...everyMethod(), getCompletion: () => never, close: later, ready: later };
     const bounded = boundStorage(plugin, 30);
     await expect(bounded.getCompletion("app", "x")).rejects.toThrow(StorageTimeoutError);
     await expect(bounded.getCompletion("app", "x")).rejects.toThrow(/getCompletion did not finish within storage\.timeout \(30 ms\)/);
     await expect(bounded.close!()).resolves.toBeUndefined();
+    await expect(bounded.ready!()).resolves.toBeUndefined();
   });
 
   describe("a plugin method that does not return a promise (a JavaScript plugin without `async`)", () => {

@@ -63,7 +63,7 @@ export function resolveApiKeys(config: ModelmuxConfig): ResolvedKeys {
   const keys: ApiKeyEntry[] = [];
   const generated: ApiKeyEntry[] = [];
   config.auth.api_keys.forEach((entry, i) => {
-    const scope = { app: entry.app ?? "default", developer: entry.developer ?? "default" };
+    const scope = { app: entry.app ?? "default", developer: entry.developer ?? "default", admin: entry.admin === true };
     if (entry.key !== "") return keys.push({ key: entry.key, ...scope });
     if (!entry.generate_if_empty) {
       throw new ConfigError(`auth.api_keys[${i}].key: must not be empty (set the variable it names, or add generate_if_empty: true)`);

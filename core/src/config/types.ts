@@ -64,6 +64,8 @@ export interface ApiKeyConfig {
   generate_if_empty?: boolean;
   app?: string;
   developer?: string;
+  /** The key may use the admin endpoints (docs/interface.md, "Authentication"). Default false. */
+  admin?: boolean;
 }
 
 /** `routing.retry` (README, "Routing and resilience"): retries of one target. */

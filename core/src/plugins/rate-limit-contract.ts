@@ -90,6 +90,12 @@ export interface RateLimiter {
   acquire(request: RateLimitAcquire): Promise<RateLimitDecision>;
   /** Replaces the reservation of an admitted request with the tokens it used. Never rejects. */
   settle(request: RateLimitSettle): Promise<void>;
+  /**
+   * Optional: whether the limiter's store answers now (a Redis PING), for `GET /readyz`
+   * (docs/plugins.md, "Readiness"); the same rules as `Storage.ready`. Without it the limiter
+   * counts as ready once set up.
+   */
+  ready?(): Promise<void> | void;
   close?(): Promise<void> | void;
 }
 

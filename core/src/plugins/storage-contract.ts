@@ -105,6 +105,14 @@ export interface Storage {
   saveImage?(key: string, image: StoredImage): Promise<void>;
   /** The image saved under `key`, or `undefined` once it expired or when there is none. */
   getImage?(key: string): Promise<StoredImage | undefined>;
+  /**
+   * Optional: whether the backend answers now (a Redis PING, a folder that takes a file), for
+   * `GET /readyz` (docs/plugins.md, "Readiness"). Resolves when it does; throws an `Error` whose
+   * message says why not. The core bounds it (2 s); its message is in the reply to a probe that
+   * carries no key, so it names the problem, never a URL's credentials. Without it the storage
+   * counts as ready once set up.
+   */
+  ready?(): Promise<void> | void;
   /** Writes out what is pending; called on a graceful stop. */
   close?(): Promise<void> | void;
 }

@@ -6,6 +6,7 @@
  */
 import type { AppContext } from "../app-context.ts";
 import { createChatCompletionHandler } from "../chat/endpoint.ts";
+import { createReadyzHandler } from "../health/endpoint.ts";
 import { createImageHandlers } from "../images/endpoint.ts";
 import { createModelsHandler } from "../models/endpoint.ts";
 import { createResponsesHandlers } from "../responses/endpoint.ts";
@@ -34,6 +35,7 @@ export function createRoutes(ctx: AppContext): Route[] {
   const openApiDocument = () => openApi;
   return [
     { path: "/healthz", methods: getAndHead(health) },
+    { path: "/readyz", methods: getAndHead(createReadyzHandler(ctx.checkReadiness)) },
     { path: "/v1/chat/completions", methods: { ...getAndHead(stored.listCompletions), POST: createChatCompletionHandler(ctx) } },
     { path: "/v1/chat/completions/:id", methods: { ...getAndHead(stored.getCompletion), POST: stored.updateCompletion, DELETE: stored.deleteCompletion } },
     { path: "/v1/chat/completions/:id/messages", methods: getAndHead(stored.listMessages) },

@@ -45,6 +45,10 @@ export function testRateLimiter({ name, create, skip }: RateLimiterConformanceOp
     });
     const acquire = (l: RateLimiter, rules: RateLimitRule[], reservedTokens = 0, id = nextId()) => l.acquire({ id, rules, reservedTokens });
 
+    it("is ready on a working store, when it has a `ready` hook (GET /readyz asks it)", async () => {
+      await (await limiter()).ready?.();
+    });
+
     it("admits `requests` requests in a window, then refuses with a retry inside the window", async () => {
       const l = await limiter();
       const rule = { key: `${keys()}:r`, requests: 3, windowMs: 60_000 };

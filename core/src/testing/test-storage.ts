@@ -66,6 +66,9 @@ export function testStorage(options: StorageConformanceOptions): void {
     afterEach(async () => {
       await Promise.all(kit.opened.splice(0).map((s) => s.close?.()));
     });
+    it("is ready on a working backend, when it has a `ready` hook (GET /readyz asks it)", async () => {
+      await kit.storage.ready?.();
+    });
     for (const owner of BATTERY_OWNERS) describe(`owner '${owner}'`, () => battery(kit, owner, options.ttl));
     describe("owners, metadata keys, model names", () => ownerCases(kit));
   });

@@ -102,7 +102,10 @@ export async function createRedisLimiter(options: RedisLimiterOptions, logger: P
     logger.info(`Redis at ${server} is back; requests are counted again`);
   };
   // ioredis reports every reconnect attempt; the decisions' own failures are what gets logged.
-  redis.on("error", () => {});
+  // The last one is kept for a readiness check that fails while the connection is down.
+  let connectionError: string | undefined;
+  redis.on("error", (error: Error) => (connectionError = error.message));
+  redis.on("ready", () => (connectionError = undefined));
   // Start serving after connect_timeout_ms at most: a Redis that accepts but never answers must
   // not hold the router's start; ioredis goes on reconnecting in the background.
   let timer: NodeJS.Timeout | undefined;
@@ -143,6 +146,16 @@ export async function createRedisLimiter(options: RedisLimiterOptions, logger: P
       } catch (error) {
         // The reservation then lapses with its window; the decisions report the outage.
         logger.debug(`settling ${id} on Redis failed: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    },
+    // One PING, bounded by command_timeout_ms; refused at once while the connection is down (docs/plugins.md, "Readiness").
+    async ready() {
+      try {
+        await redis.ping();
+      } catch (error) {
+        // While the connection is down, its own error (ECONNREFUSED…) says more than the command's.
+        const why = redis.status !== "ready" && connectionError ? connectionError : error instanceof Error ? error.message : String(error);
+        throw new Error(`Redis at ${server} did not answer PING: ${why}`);
       }
     },
     async close() {

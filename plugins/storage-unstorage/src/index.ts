@@ -13,6 +13,7 @@
 import { defineStorage, type JsonSchema, type Storage } from "@modelmux/core";
 import memoryDriver from "unstorage/drivers/memory";
 import { atomicFsDriver } from "./atomic-fs.ts";
+import { folderReady } from "./folder-ready.ts";
 import { createKvStorage } from "./kv-storage.ts";
 import { createRedisStorage, DEFAULT_COMMAND_TIMEOUT_MS } from "./redis-storage.ts";
 
@@ -60,7 +61,7 @@ export default defineStorage<UnstorageOptions>({
       case "memory":
         return createKvStorage({ driver: memoryDriver(), ...common });
       case "fs":
-        return createKvStorage({ driver: atomicFsDriver(base), ...common });
+        return { ...createKvStorage({ driver: atomicFsDriver(base), ...common }), ready: () => folderReady(base) };
       case "redis":
         return createRedisStorage({ url, commandTimeoutMs, ...common });
     }

@@ -79,6 +79,8 @@ export function createRedisStorage({ url, prefix, ttlMs, logger, commandTimeoutM
   });
   let client: Redis | undefined;
   let reportedDown = false;
+  /** The connection's last error, for a readiness check that fails while it is down. */
+  let connectionError: string | undefined;
   // Logs name the server, never the URL's password. (The core's logger is tagged already.)
   const server = URL.canParse(url) ? new URL(url).host : "redis";
   const redis = (): Redis => {
@@ -88,8 +90,12 @@ export function createRedisStorage({ url, prefix, ttlMs, logger, commandTimeoutM
     client.on("error", (error: Error) => {
       if (!reportedDown) logger.warn(`Redis at ${server}: ${error.message}`);
       reportedDown = true;
+      connectionError = error.message;
     });
-    client.on("ready", () => (reportedDown = false));
+    client.on("ready", () => {
+      reportedDown = false;
+      connectionError = undefined;
+    });
     return client;
   };
   // Bytes that keep coming, all of them late: the case `socketTimeout` cannot see.
@@ -260,6 +266,17 @@ export function createRedisStorage({ url, prefix, ttlMs, logger, commandTimeoutM
 
     saveImage: (key, image) => watched("saveImage", () => images.saveImage(key, image)),
     getImage: (key) => watched("getImage", () => images.getImage(key)),
+
+    // One PING, bounded by command_timeout_ms like every command (docs/plugins.md, "Readiness").
+    async ready() {
+      try {
+        await redis().ping();
+      } catch (error) {
+        // While the connection is down, its own error (ECONNREFUSED…) says more than the command's.
+        const why = client?.status !== "ready" && connectionError ? connectionError : error instanceof Error ? error.message : String(error);
+        throw storageError(`Redis at ${server} did not answer PING: ${why}`);
+      }
+    },
 
     async close() {
       while (background.size > 0) await Promise.all([...background]);

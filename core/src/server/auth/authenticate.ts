@@ -20,12 +20,19 @@ export interface Principal {
    * that accept API keys only (`/v1/responses`) refuse `"jwt"` with a 401.
    */
   scheme: "api_key" | "jwt";
+  /**
+   * Whether the caller may use the admin endpoints (`requireAdmin`, `admin.ts`): an API key with
+   * `admin: true` on its `auth.api_keys` entry. Never a token: no claim makes one admin.
+   */
+  admin: boolean;
 }
 
 export interface ApiKeyEntry {
   key: string;
   app: string;
   developer: string;
+  /** `admin: true` on the key's `auth.api_keys` entry. Default false. */
+  admin?: boolean;
 }
 
 const BEARER = /^bearer[ \t]+(\S+)[ \t]*$/i;
@@ -50,13 +57,13 @@ export interface AuthenticatorOptions {
  * Builds the authenticator from the configured keys and, optionally, the JWT verifier.
  * @example
  * const authenticate = createAuthenticator([{ key: "sk-local", app: "demo", developer: "me" }]);
- * authenticate("Bearer sk-local"); // { app: "demo", developer: "me", scheme: "api_key" }
+ * authenticate("Bearer sk-local"); // { app: "demo", developer: "me", scheme: "api_key", admin: false }
  */
 export function createAuthenticator(keys: readonly ApiKeyEntry[], options: AuthenticatorOptions = {}): Authenticate {
   const byDigest = new Map<string, { digest: Buffer; principal: Principal }>();
   for (const entry of keys) {
     const d = digest(entry.key);
-    byDigest.set(d, { digest: Buffer.from(d, "base64"), principal: { app: entry.app, developer: entry.developer, scheme: "api_key" } });
+    byDigest.set(d, { digest: Buffer.from(d, "base64"), principal: { app: entry.app, developer: entry.developer, scheme: "api_key", admin: entry.admin === true } });
   }
   const { verifyJwt } = options;
   return function authenticate(authorization) {
@@ -72,7 +79,8 @@ export function createAuthenticator(keys: readonly ApiKeyEntry[], options: Authe
 
 async function authenticateJwt(verifyJwt: VerifyJwt, token: string): Promise<Principal> {
   const { app, developer } = await verifyJwt(token);
-  return { app, developer, scheme: "jwt" };
+  // Admin rights come from the router's own config only, never from an identity provider's claims.
+  return { app, developer, scheme: "jwt", admin: false };
 }
 
 /**

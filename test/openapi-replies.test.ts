@@ -109,13 +109,15 @@ for (const transport of TRANSPORTS) {
     const head = (path: string, expected: number, headers: Record<string, string> = AUTH) => check(path, { method: "HEAD", headers }, expected);
     const post = (path: string, body: unknown, expected: number) => check(path, postJson(body), expected);
 
-    it("serves itself without a key, as JSON, and /healthz", async () => {
+    it("serves itself without a key, as JSON, and /healthz and /readyz", async () => {
       const doc = await get("/openapi.json", 200, {});
       expect(doc.headers.get("content-type")).toMatch(/^application\/json/);
       expect(doc.body).toMatchObject({ openapi: "3.1.0", info: { version: "0.1.0" } });
       await head("/openapi.json", 200, {});
       await get("/healthz", 200, {});
       await head("/healthz", 200, {});
+      await get("/readyz", 200, {});
+      await head("/readyz", 200, {});
     });
 
     it("the models list, and 401 without a key", async () => {

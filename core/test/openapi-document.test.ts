@@ -138,7 +138,7 @@ describe("the OpenAPI document", () => {
     expect(Object.keys(document.components.securitySchemes!).sort()).toEqual(["api_key", "identity_token"]);
     expect(document.security).toEqual([{ api_key: [] }, { identity_token: [] }]);
     for (const { template, operation } of operations()) {
-      const expected = ["/healthz", "/openapi.json", "/files/images/{name}"].includes(template)
+      const expected = ["/healthz", "/readyz", "/openapi.json", "/files/images/{name}"].includes(template)
         ? []
         : template.startsWith("/v1/responses")
           ? [{ api_key: [] }]

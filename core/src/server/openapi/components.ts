@@ -88,6 +88,7 @@ function errorReply(description: string, headers: OpenApiObject = {}): OpenApiOb
 const ERRORS_BY_STATUS: Record<string, [name: string, reply: OpenApiObject]> = {
   "400": ["BadRequest", errorReply("The body, query or path fails its rules (`invalid_value`, `missing_field`, `unknown_field`, `invalid_json`, `nesting_too_deep`, `unsupported_feature`, `invalid_request`).")],
   "401": ["Unauthorized", errorReply("No credential, an unknown one, or a token that fails (`invalid_api_key`).", { "www-authenticate": ref("headers", "WwwAuthenticate") })],
+  "403": ["Forbidden", errorReply("An admin endpoint called with a key that is not an admin key (`permission_error`, `admin_required`).")],
   "404": ["NotFound", errorReply("An unknown model (`model_not_found`), route, or object (`not_found`), or a feature that is off.")],
   "405": ["MethodNotAllowed", errorReply("A method the path does not serve (`method_not_allowed`).", { allow: ref("headers", "Allow") })],
   "413": ["PayloadTooLarge", errorReply("A body over `server.body_limit` (`body_too_large`).")],
@@ -102,6 +103,7 @@ const ERRORS_BY_STATUS: Record<string, [name: string, reply: OpenApiObject]> = {
   ],
   "500": ["InternalError", errorReply("The storage failed (`storage_error`), or a bug (`internal_error`).")],
   "502": ["BadGateway", errorReply("The provider failed, broke off or sent something unreadable (`upstream_error`).")],
+  "503": ["NotReady", errorReply("A plugin's backend does not answer (`not_ready`): the message names each and why.")],
   "504": ["GatewayTimeout", errorReply("The provider did not answer in time (`upstream_timeout`).")],
   default: ["Error", errorReply("Any other error: a provider's own 4xx keeps its status; 408, 417 and 431 come from the server in front of the routes.")],
 };

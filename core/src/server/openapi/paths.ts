@@ -19,13 +19,13 @@ import {
 } from "./components.ts";
 import { schemaRef } from "./reply-schemas.ts";
 
-interface Operation extends OpenApiObject {
+export interface Operation extends OpenApiObject {
   operationId: string;
   summary: string;
   responses: Record<string, OpenApiObject>;
 }
 
-type PathItem = Record<string, Operation | OpenApiObject[]>;
+export type PathItem = Record<string, Operation | OpenApiObject[]>;
 
 function body(schema: string, description?: string): OpenApiObject {
   return { required: true, ...(description && { description }), content: { "application/json": { schema: schemaRef(schema) } } };
@@ -210,5 +210,12 @@ export const PATHS: Readonly<Record<string, PathItem>> = {
     responses: { "200": jsonReply("Every configured model whose provider is on; aliases are not listed.", "ModelList"), ...errorReplies(401) },
   }),
   "/healthz": publicJson("getHealth", "The router serves.", "Health"),
+  "/readyz": getAndHead({
+    operationId: "getReadiness",
+    summary: "Every plugin is set up and its backend answers",
+    tags: ["service"],
+    security: PUBLIC,
+    responses: { "200": jsonReply("Ready: each checked plugin, by its config section.", "Readiness"), ...errorReplies(503) },
+  }),
   "/openapi.json": publicJson("getOpenApiDocument", "This document.", "OpenApiDocument"),
 };

@@ -19,7 +19,7 @@ export function schemaRef(name: string): JsonSchema {
 }
 
 // Records keyed by the TypeScript unions, so a value added to one fails the type check until it is here too.
-const ERROR_TYPES: Record<ErrorType, true> = { invalid_request_error: true, api_error: true, rate_limit_error: true };
+const ERROR_TYPES: Record<ErrorType, true> = { invalid_request_error: true, api_error: true, rate_limit_error: true, permission_error: true };
 const FINISH_REASONS: Record<FinishReason, true> = { stop: true, length: true, tool_calls: true, content_filter: true, error: true };
 
 const string: JsonSchema = { type: "string" };
@@ -237,6 +237,13 @@ export const REPLY_SCHEMAS: Readonly<Record<string, JsonSchema>> = {
   ResponseStreamEvent: responseStreamEvent,
   ResponseForwarded: { type: "object", description: "The provider's reply, relayed unchanged (a deleted response, a list of input items)." },
   Health: closed(["status"], { status: { const: "ok" } }),
+  Readiness: closed(["status", "checks"], {
+    status: { const: "ready" },
+    checks: {
+      type: "object",
+      additionalProperties: closed(["plugin", "status"], { plugin: string, status: { const: "ready" } }),
+    },
+  }),
   OpenApiDocument: {
     type: "object",
     description: "This document.",

@@ -20,6 +20,8 @@ import { createHttpClient, type HttpClient } from "./upstream/client.ts";
 import { createApp } from "./server/app.ts";
 import { createNodeHandler } from "./server/node-entry.ts";
 import { accessLog } from "./server/middleware/access-log.ts";
+import { resolvePricing } from "./config/resolve-pricing.ts";
+import type { Pricing } from "./operations/pricing.ts";
 import { auth } from "./server/middleware/auth.ts";
 import { bodyLimit } from "./server/middleware/body-limit.ts";
 import { rateLimit } from "./server/middleware/rate-limit.ts";
@@ -105,6 +107,7 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
   let models: ModelTable;
   let planner: RoutePlanner;
   let settingsOf: AppContext["settingsOf"];
+  let pricing: Pricing;
   let responses: AppContext["responses"];
   try {
     responses = resolveResponsesTarget(checked, providers);
@@ -115,6 +118,7 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
     if (routing.dropped.length > 0) logger.info(`left out of fallbacks and pools with their provider: ${routing.dropped.join(", ")}`);
     models = buildModelTable(providers, aliases, resolveSwitchedOff(checked, served, env), routing.pools);
     settingsOf = routing.settingsOf;
+    pricing = resolvePricing(checked);
     planner = createRoutePlanner({ models, fallbacks: routing.fallbacks, settingsOf });
     storage = await setupStorage(checked, setupContext);
     rateLimits = await setupRateLimits(checked, setupContext);
@@ -130,6 +134,7 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
     planner,
     settingsOf,
     breakers: new CircuitBreakers(),
+    pricing,
     validators: createRequestValidators(),
     upstreamBodyLimit: settings.upstreamBodyLimit,
     logger,
@@ -142,7 +147,7 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
   };
   const defaults = [
     requestId(),
-    accessLog({ logger }),
+    accessLog({ logger, pricing }),
     auth({ authenticate }),
     bodyLimit({ limit: settings.bodyLimit }),
     ...(rateLimits ? [rateLimit({ limits: rateLimits })] : []),

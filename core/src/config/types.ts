@@ -158,6 +158,8 @@ export interface ModelmuxConfig {
   routing?: RoutingConfig;
   /** Per model (`provider/model` or a plain alias): the models tried in order when it fails with a retryable error. */
   fallbacks?: Record<string, string[]>;
+  /** Per `provider/model`: USD per million input, cached input and output tokens (README, "Pricing"). */
+  pricing?: Record<string, { input: number; cached_input?: number; output: number }>;
   aliases?: Record<string, AliasConfig>;
   responses?: { provider: string };
 }

@@ -77,6 +77,8 @@ export interface Exchange {
   failure?: ModelmuxError;
   /** `performance.now()` when the reply's head went to the client: its time to first byte. */
   repliedAt?: number;
+  /** The request's cost in USD once worked out (`operations/request-cost.ts`); null: no price or no usage. */
+  cost?: number | null;
 }
 
 /** Told the reply's status once it has ended; `closed` when the router closed it early (`write_timeout`). */
@@ -101,6 +103,7 @@ export abstract class BaseExchange implements Exchange {
   stream?: boolean;
   failure?: ModelmuxError;
   repliedAt?: number;
+  cost?: number | null;
   requestId = "";
   bodyLimit = DEFAULT_BODY_LIMIT;
   rateLimits: RateLimits | undefined = undefined;

@@ -12,6 +12,8 @@ import { CLIENT_CLOSED, loggedPath } from "../error-reply.ts";
 import { exchangeOf } from "../event-exchange.ts";
 import type { EndListener, Exchange } from "../exchange.ts";
 import type { AttemptRecord } from "../../routing/types.ts";
+import type { Pricing } from "../../operations/pricing.ts";
+import { requestCost } from "../../operations/request-cost.ts";
 
 /** The most of an error's message a line keeps: enough to say why, never a wall of upstream text. */
 const REASON_CHARS = 300;
@@ -28,7 +30,7 @@ function ms(value: number): number {
 }
 
 /** Logs the end of `x` with its status; `closed` says why the router closed the connection before the reply was whole. */
-export function logAccess(logger: Logger, x: Exchange, status: number, closed?: string): void {
+export function logAccess(logger: Logger, x: Exchange, status: number, closed?: string, pricing?: Pricing): void {
   if (logger.level < 3) return; // below info: skip building the fields at all
   const { principal, model, usage, failure } = x;
   // Assigned one by one, in the order they print: no spread object per field.
@@ -43,6 +45,8 @@ export function logAccess(logger: Logger, x: Exchange, status: number, closed?: 
     fields.prompt_tokens = usage.prompt_tokens;
     fields.completion_tokens = usage.completion_tokens;
     fields.total_tokens = usage.total_tokens;
+    const cost = pricing && requestCost(pricing, x);
+    if (cost !== undefined) fields.cost_usd = cost;
   }
   if (principal) {
     fields.app = principal.app;
@@ -75,11 +79,13 @@ function attemptText(a: AttemptRecord): string {
 
 export interface AccessLogOptions {
   logger: Logger;
+  /** The config's `pricing`: each line gets the request's `cost_usd`. */
+  pricing?: Pricing;
 }
 
 export function accessLog(options: AccessLogOptions): Middleware {
-  const { logger } = options;
-  const logEnd: EndListener = (x, status, closed) => logAccess(logger, x, status, closed);
+  const { logger, pricing } = options;
+  const logEnd: EndListener = (x, status, closed) => logAccess(logger, x, status, closed, pricing);
   return function accessLog(event, next) {
     exchangeOf(event).onEnd(logEnd);
     return next();

@@ -1,0 +1,21 @@
+/**
+ * `pricing` (README, "Pricing"): the schema checked its shape; this checks that each key names a
+ * model the config has, so a price never silently misses the model it was meant for.
+ */
+import { createPricing, type Pricing } from "../operations/pricing.ts";
+import { appendKey } from "../validation/error-path.ts";
+import { ConfigError } from "./config-error.ts";
+import type { ModelmuxConfig } from "./types.ts";
+
+/**
+ * @throws ConfigError naming the key: a `provider/model` that no provider block lists
+ */
+export function resolvePricing(config: ModelmuxConfig): Pricing {
+  const models = new Set(Object.entries(config.providers).flatMap(([name, block]) => block.models.map((m) => `${name}/${typeof m === "string" ? m : m.id}`)));
+  for (const key of Object.keys(config.pricing ?? {})) {
+    if (!models.has(key)) {
+      throw new ConfigError(`${appendKey("pricing", key)}: '${key}' is not a configured model (name one of providers.<name>.models as 'provider/model')`);
+    }
+  }
+  return createPricing(config.pricing);
+}

@@ -3,6 +3,7 @@
  * replaces for such upstreams (a `chatStream` of each read's payloads + `openChatStreamFrames`): the
  * same bytes cut into reads at every kind of place must give the client the same frames.
  */
+import { createParser } from "eventsource-parser";
 import { describe, expect, it } from "vitest";
 import { openEventRelay } from "../src/chat/event-relay.ts";
 import { ModelmuxError } from "../src/errors.ts";
@@ -47,6 +48,19 @@ describe("openEventRelay", () => {
       const chunks = await viaChunks(reads(text, cuts));
       expect(relay.text).toBe(chunks.text);
       expect(relay.usage).toEqual(chunks.usage);
+    }
+  });
+
+  it("relays an event whose JSON spans several data lines as events the client can parse", async () => {
+    // Pretty-printed JSON across `data:` lines: the SSE parser joins them with line feeds.
+    const multiLine = `data: {"id":"c","object":"chat.completion.chunk",\ndata:  "created":1,"model":"m","choices":[{"index":0,"delta":{"content":"a"},"finish_reason":null}]}\n\n`;
+    const text = multiLine + sse(finish) + "data: [DONE]\n\n";
+    for (const run of [await viaRelay(reads(text, [])), await viaChunks(reads(text, []))]) {
+      const data: string[] = [];
+      createParser({ onEvent: (event) => void data.push(event.data) }).feed(run.text);
+      expect(data.at(-1)).toBe("[DONE]");
+      for (const event of data.slice(0, -1)) expect(() => JSON.parse(event), event).not.toThrow();
+      expect(data).toHaveLength(3);
     }
   });
 

@@ -10,7 +10,7 @@
  * event, `[DONE]`. A continuation is rare, so each event is parsed and written again.
  */
 import type { ChatCompletionChunk, Usage } from "../types/chat.ts";
-import { sseData } from "../sse/write.ts";
+import { sseData, sseDataLines } from "../sse/write.ts";
 import type { SentSoFar } from "./stream-attempt.ts";
 import { addUsage } from "./transcript.ts";
 
@@ -62,12 +62,12 @@ export class ContinuedFrames {
       try {
         chunk = JSON.parse(data) as ChatCompletionChunk;
       } catch {
-        out += sseData(data);
+        out += sseDataLines(data);
         continue;
       }
       // `[DONE]` and the error event pass as they are.
       if (typeof chunk !== "object" || chunk === null || !Array.isArray(chunk.choices)) {
-        out += sseData(data);
+        out += sseDataLines(data);
         continue;
       }
       if (this.take(chunk)) out += sseData(JSON.stringify(chunk));

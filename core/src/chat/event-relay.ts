@@ -25,7 +25,7 @@ import { sseBlocksOf, type SseBlocks } from "../sse/blocks.ts";
 import { createEventParser, wholeLines } from "../sse/read.ts";
 import { chatErrorFrame, DONE_FRAME } from "../sse/tail.ts";
 import { MAX_UPSTREAM_DEPTH } from "../utils/json-nesting.ts";
-import { sseData } from "../sse/write.ts";
+import { sseDataLines } from "../sse/write.ts";
 import { ChunkCheck, DROP, mayBeError, parseEventData, RELAY_WITHOUT_TIER, type ChunkCheckOptions } from "./chunk-check.ts";
 import { removeServiceTier } from "./service-tier.ts";
 import { GRACE_OVER, readWithin, STREAM_END_GRACE_MS } from "./stream-end.ts";
@@ -232,7 +232,7 @@ class EventRelay {
       } catch (error) {
         return this.stop(error, text);
       }
-      if (use !== DROP) text += sseData(data);
+      if (use !== DROP) text += sseDataLines(data);
     }
     return { text: this.tierless(text), done: this.chunks.complete };
   }

@@ -18,7 +18,7 @@
 import { isConnectionFailure } from "../upstream/client.ts";
 import type { ChatStreamItem } from "../types/chat.ts";
 import { chatErrorFrame, DONE_FRAME } from "../sse/tail.ts";
-import { sseData } from "../sse/write.ts";
+import { sseData, sseDataLines } from "../sse/write.ts";
 import { ChunkCheck, DROP, parseEventData, RELAY_WITHOUT_TIER, type ChunkCheckOptions } from "./chunk-check.ts";
 import { MAX_UPSTREAM_DEPTH } from "../utils/json-nesting.ts";
 import { rawJsonOf } from "./raw-json.ts";
@@ -113,7 +113,7 @@ class Framer {
     if (typeof item === "string") {
       const use = this.chunks.take(parseEventData(item, this.options.collect ? MAX_UPSTREAM_DEPTH : undefined));
       if (use === DROP) return "";
-      return sseData(use === RELAY_WITHOUT_TIER ? removeServiceTier(item) : item);
+      return sseDataLines(use === RELAY_WITHOUT_TIER ? removeServiceTier(item) : item);
     }
     const use = this.chunks.take(item);
     if (use === DROP) return "";

@@ -7,7 +7,7 @@
  * closed port of 127.0.0.1 for a Redis that is down.
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
+import { closedPort } from "./helpers/closed-port.ts";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
@@ -52,14 +52,6 @@ const SCRIPTED: ModelmuxConfig = testConfig(ECHO, {
 });
 const PLUGINS = { scripted: scriptedStorage, "scripted-limiter": scriptedLimiter };
 
-/** A port on 127.0.0.1 that nothing listens on: one just closed. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** The 503 envelope; returns its message. */
 async function expectNotReady(res: Response): Promise<string> {

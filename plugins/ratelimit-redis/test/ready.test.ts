@@ -4,7 +4,7 @@
  * `command_timeout_ms`. The Redis that is up is at REDIS_URL (skipped with a message when
  * unreachable, failed under CI=true).
  */
-import { createServer } from "node:net";
+import { closedPort } from "../../../test/helpers/closed-port.ts";
 import { createLogger } from "@modelmux/core";
 import { startSilentServer } from "@modelmux/core/testing";
 import { describe, expect, test } from "vitest";
@@ -15,14 +15,6 @@ const { skip } = await redisGate("ratelimit-redis ready");
 const quiet = () => createLogger({ level: "silent" });
 const prefix = `modelmux-test:${process.pid}-rl-ready:`;
 
-/** A port on 127.0.0.1 that nothing listens on: one just closed. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 describe("ratelimit-redis ready()", () => {
   test("a Redis that is down fails the check, naming the server and the connection's reason", async () => {

@@ -5,7 +5,7 @@
  * message when unreachable, failed under CI=true); the one that is down is a closed port.
  */
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
+import { closedPort } from "../../../test/helpers/closed-port.ts";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
@@ -17,14 +17,6 @@ const { skip } = await redisGate("storage-unstorage ready (redis)");
 const dir = mkdtempSync(join(tmpdir(), "modelmux-ready-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** A port on 127.0.0.1 that nothing listens on: one just closed. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 describe("storage-unstorage ready()", () => {
   test("memory has no backend to ask", async () => {

@@ -51,6 +51,7 @@ for (const transport of TRANSPORTS) {
       const queued = await h.openai.responses.create({ model: "echo/echo-1", input: "later", background: true });
       expect(queued.status).toBe("queued");
       let polled = await h.openai.responses.retrieve(queued.id);
+      expect(polled.status).toBe("in_progress");
       for (let i = 0; i < 5 && polled.status !== "completed"; i++) polled = await h.openai.responses.retrieve(queued.id);
       expect(polled.status).toBe("completed");
       expect(polled.output_text).toBe("later");
@@ -62,6 +63,35 @@ for (const transport of TRANSPORTS) {
       await h.openai.responses.delete(queued.id);
       const gone = await h.openai.responses.retrieve(queued.id).catch((e: unknown) => e);
       expect(gone).toBeInstanceOf(OpenAI.NotFoundError);
+    });
+
+    it("a function call streams as function_call_arguments events; its output ends the loop", async () => {
+      const tools = [{ type: "function" as const, name: "get_weather", strict: true, parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"], additionalProperties: false } }];
+      const stream = h.openai.responses.stream({ model: "echo/echo-1", input: "use get_weather", tools });
+      const types: string[] = [];
+      stream.on("event", (event) => types.push(event.type));
+      const first = await stream.finalResponse();
+      const call = first.output[0];
+      expect(call).toMatchObject({ type: "function_call", name: "get_weather", arguments: '{"city":"use get_weather"}' });
+      expect(types).toContain("response.function_call_arguments.delta");
+      expect(types.slice(-3)).toEqual(["response.function_call_arguments.done", "response.output_item.done", "response.completed"]);
+      const callId = (call as { call_id: string }).call_id;
+      const next = await h.openai.responses.create({ model: "echo/echo-1", previous_response_id: first.id, tools, input: [{ type: "function_call_output", call_id: callId, output: "sunny" }] });
+      expect(next.output_text).toBe("Tool get_weather returned: sunny");
+    });
+
+    it("a stored response resumes as events: responses.stream({ response_id }) and retrieve with stream: true", async () => {
+      const created = await h.openai.responses.create({ model: "echo/echo-1", input: "resume this", background: true });
+      const resumed = h.openai.responses.stream({ response_id: created.id, starting_after: 1 });
+      const types: string[] = [];
+      resumed.on("event", (event) => types.push(event.type));
+      expect((await resumed.finalResponse()).output_text).toBe("resume this");
+      expect(types[0]).toBe("response.output_item.added");
+      expect(types.at(-1)).toBe("response.completed");
+      const raw = await h.openai.responses.retrieve(created.id, { stream: true });
+      const sequence: number[] = [];
+      for await (const event of raw) sequence.push(event.sequence_number);
+      expect(sequence).toEqual(sequence.map((_, i) => i));
     });
 
     it("input_items lists the input with the forwarded query", async () => {

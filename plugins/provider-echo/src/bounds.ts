@@ -41,3 +41,9 @@ export function pieceSize(chars: number, chunkSize: number, choices: number): nu
   const pieces = Math.max(1, Math.floor(MAX_STREAM_PIECES / Math.max(1, choices)));
   return Math.max(chunkSize, Math.ceil(chars / pieces));
 }
+
+/** Responses the Responses API keeps in memory (for retrieve, `previous_response_id` and the like). */
+export const MAX_KEPT_RESPONSES = 1_000;
+
+/** Characters of request bodies the kept responses may hold in all: the oldest go first past it. */
+export const MAX_KEPT_CHARS = 32 * 1024 * 1024;

@@ -184,8 +184,12 @@ function continueReply(request: ChatRequest, prefill: ChatMessage, prefix: strin
   return { ...whole, content, usage: usageOf(promptTokens, countTokens(content), whole.n) };
 }
 
-/** The reply to a conversation that does not end with a prefill. */
-function answerPlan(request: ChatRequest, prefix: string): ReplyPlan {
+/**
+ * The reply to a conversation as a new turn, never a continuation: what `planReply` answers when
+ * the conversation does not end with a prefill. The Responses API has no prefill, so it answers
+ * every conversation this way (`responses.ts`).
+ */
+export function answerPlan(request: ChatRequest, prefix: string): ReplyPlan {
   const n = Math.max(1, request.n ?? 1);
   const maxChars = choiceChars(n);
   const promptTokens = request.messages.reduce((sum, message) => sum + countTokens(messageText(message)), 0);

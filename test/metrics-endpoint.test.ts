@@ -1,8 +1,9 @@
 /**
  * `GET /metrics` (README, "Metrics") over both transports: admin keys only (401 without a valid
  * credential, 403 for any other key or an identity-provider token), HEAD, the Prometheus content
- * type; a stream counted on either way of writing it; one registry per router; and the cap on the
- * label values a flood of identity-provider tokens with new app and developer claims can make.
+ * type; a stream counted on either way of writing it; rate-limit refusals by scope; one registry
+ * per router; and the cap on the label values a flood of identity-provider tokens with new app and
+ * developer claims can make.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { ModelmuxConfig, RouterOptions } from "@modelmux/core";
@@ -43,8 +44,10 @@ afterEach(async () => {
   await Promise.all(harnesses.splice(0).map((h) => h.close()));
 });
 
-async function start(transport: Transport, options: RouterOptions = {}): Promise<Harness> {
-  const h = await startHarness(config(), transport, options);
+async function start(transport: Transport, options: RouterOptions = {}, edit?: (config: ModelmuxConfig) => void): Promise<Harness> {
+  const routerConfig = config();
+  edit?.(routerConfig);
+  const h = await startHarness(routerConfig, transport, options);
   harnesses.push(h);
   return h;
 }
@@ -116,6 +119,25 @@ describe.each(TRANSPORTS)("GET /metrics over %s", (transport) => {
     expect(total(s, "modelmux_open_streams")).toBe(0);
     // Nothing has a price: no cost series.
     expect(samplesOf(s, "modelmux_cost_usd_total")).toEqual([]);
+  });
+});
+
+describe("rate-limit refusals", () => {
+  it("are counted by the scope of the limit that refused", async () => {
+    const h = await start("fetch", {}, (c) => {
+      c.providers.echo!.rate_limit = { requests: 2, window: "60s" };
+      c.rate_limit = { developers: { tester: { requests: 1, window: "60s" } } };
+    });
+    const send = (key: string) => h.request("/v1/chat/completions", postJson(hello("limited"), { authorization: `Bearer ${key}` }));
+    expect((await send(TEST_KEY)).status).toBe(200);
+    // The developer's one request a minute is spent.
+    expect((await send(TEST_KEY)).status).toBe(429);
+    // Another developer: the provider's second request, then its limit is full.
+    expect((await send(ADMIN_KEY)).status).toBe(200);
+    expect((await send(ADMIN_KEY)).status).toBe(429);
+    const s = await scrape(h);
+    expect(samplesOf(s, "modelmux_rate_limit_refusals_total").map((x) => `${x.labels.scope} = ${x.value}`)).toEqual(["app = 0", "developer = 1", "provider = 1", "unavailable = 0"]);
+    expect(total(s, "modelmux_requests_total", { status: "429", code: "rate_limit_exceeded", provider: "echo" })).toBe(2);
   });
 });
 

@@ -16,6 +16,8 @@ const CHAOS = "chaos/gpt-4o";
 /** The same upstream with a short timeout, for the 504. */
 const LATE = "late/gpt-4o";
 const AUTH = { authorization: `Bearer ${TEST_KEY}` };
+const ADMIN_KEY = "sk-openapi-admin-0123456789";
+const ADMIN = { authorization: `Bearer ${ADMIN_KEY}` };
 const hello = { model: ECHO, messages: [{ role: "user", content: "Hello, document" }] };
 
 function config(upstream: ChaosUpstream): ModelmuxConfig {
@@ -34,6 +36,13 @@ function config(upstream: ChaosUpstream): ModelmuxConfig {
       // No retries: one scripted failure is one reply.
       routing: { retry: { attempts: 0 } },
       server: { body_limit: "64kb" },
+      // An admin key, for /metrics.
+      auth: {
+        api_keys: [
+          { key: TEST_KEY, app: "test-app", developer: "tester" },
+          { key: ADMIN_KEY, app: "ops", developer: "root", admin: true },
+        ],
+      },
     },
   );
 }
@@ -248,6 +257,15 @@ for (const transport of TRANSPORTS) {
       await get("/files/images/%E0%A4%A", 400, {});
     });
 
+    it("the metrics: Prometheus text for an admin key, 401 without a key, 403 for another key", async () => {
+      const metrics = await get("/metrics", 200, ADMIN);
+      expect(metrics.headers.get("content-type")).toBe("text/plain; version=0.0.4; charset=utf-8");
+      await head("/metrics", 200, ADMIN);
+      await get("/metrics", 401, {});
+      await get("/metrics", 403);
+      await head("/metrics", 403);
+    });
+
     it("unknown paths are 404 and unknown methods 405, in the envelope", async () => {
       await get("/v1/nothing-here", 404);
       await get("/nothing-here", 404, {});
@@ -267,7 +285,7 @@ for (const transport of TRANSPORTS) {
       }
       expect(missing).toEqual([]);
       const statuses = new Set([...seen].map((entry) => entry.split(" ").at(-1)));
-      for (const status of ["400", "401", "404", "405", "413", "415", "429", "502", "504"]) expect(statuses).toContain(status);
+      for (const status of ["400", "401", "403", "404", "405", "413", "415", "429", "502", "504"]) expect(statuses).toContain(status);
     });
   });
 }

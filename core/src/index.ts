@@ -7,6 +7,8 @@ export { startServer, type RunningServer } from "./server/listen.ts";
 export type { Middleware } from "h3";
 export { requestId, type RequestIdOptions } from "./server/middleware/request-id.ts";
 export { accessLog, type AccessLogOptions } from "./server/middleware/access-log.ts";
+export { metrics, type MetricsMiddlewareOptions } from "./server/middleware/metrics.ts";
+export type { RouterMetrics } from "./operations/metrics.ts";
 export { auth, type AuthOptions } from "./server/middleware/auth.ts";
 export { bodyLimit, type BodyLimitOptions } from "./server/middleware/body-limit.ts";
 export { rateLimit, type RateLimitOptions } from "./server/middleware/rate-limit.ts";

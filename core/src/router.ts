@@ -20,6 +20,8 @@ import { createHttpClient, type HttpClient } from "./upstream/client.ts";
 import { createApp } from "./server/app.ts";
 import { createNodeHandler } from "./server/node-entry.ts";
 import { accessLog } from "./server/middleware/access-log.ts";
+import { metrics as metricsMiddleware } from "./server/middleware/metrics.ts";
+import { RouterMetrics, type MetricsOptions } from "./operations/metrics.ts";
 import { resolvePricing } from "./config/resolve-pricing.ts";
 import type { Pricing } from "./operations/pricing.ts";
 import { auth } from "./server/middleware/auth.ts";
@@ -53,11 +55,16 @@ export interface RouterOptions {
   plugins?: Record<string, PluginDefinition>;
   /**
    * The middleware every request passes before its route, given the defaults in their order
-   * (`requestId`, `accessLog`, `auth`, `bodyLimit`, `rateLimit`, each made from the config): return
+   * (`requestId`, `accessLog`, `metrics`, `auth`, `bodyLimit`, `rateLimit`, each made from the config): return
    * them reordered, replaced (by name) or with your own added (docs/architecture.md, "Middleware").
    * @example middleware: (defaults) => [...defaults, function audit(event, next) { return next(); }]
    */
   middleware?: (defaults: readonly Middleware[]) => readonly Middleware[];
+  /**
+   * `GET /metrics` (README, "Metrics"): how many values a label fed by tokens' claims or providers'
+   * error codes takes before `other` (default 100), and Node's process metrics (default off).
+   */
+  metrics?: Pick<MetricsOptions, "maxLabelValues" | "processMetrics">;
 }
 
 export interface Router {
@@ -70,6 +77,8 @@ export interface Router {
   models: ModelTable;
   settings: ServerSettings;
   logger: Logger;
+  /** The router's metrics, served by `GET /metrics`; `metrics.registry` is its own prom-client `Registry` (README, "Metrics"). */
+  readonly metrics: RouterMetrics;
   /** Keys generated at start because the configured key was empty (`generate_if_empty`). */
   generatedKeys: readonly ApiKeyEntry[];
   /** Closes plugins and upstream connections. */
@@ -129,12 +138,16 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
   }
 
   const authenticate = createAuthenticator(keys, { verifyJwt: jwt && createJwtVerifier(jwt, logger.withTag("auth")) });
+  const breakers = new CircuitBreakers();
+  const metrics = new RouterMetrics({ models, breakers, pricing, keys, ...options.metrics });
+  if (rateLimits) rateLimits.onRefusal = metrics.refused;
   const ctx: AppContext = {
     models,
     planner,
     settingsOf,
-    breakers: new CircuitBreakers(),
+    breakers,
     pricing,
+    metrics,
     validators: createRequestValidators(),
     upstreamBodyLimit: settings.upstreamBodyLimit,
     logger,
@@ -148,6 +161,7 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
   const defaults = [
     requestId(),
     accessLog({ logger, pricing }),
+    metricsMiddleware({ metrics }),
     auth({ authenticate }),
     bodyLimit({ limit: settings.bodyLimit }),
     ...(rateLimits ? [rateLimit({ limits: rateLimits })] : []),
@@ -165,6 +179,7 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
     models,
     settings,
     logger,
+    metrics,
     generatedKeys: generated,
     async close() {
       await closePlugins();

@@ -31,6 +31,21 @@ describe("CircuitBreakers", () => {
     expect(breakers.admit(a)).toBe(false);
   });
 
+  it("lists the state of each target that failed lately (states), closed ones included until they succeed", () => {
+    const { clock, breakers } = setup();
+    const a = fakeTarget("p/a", { failures: 1, cooldownMs: 10 });
+    const b = fakeTarget("p/b", { failures: 2, cooldownMs: 10 });
+    expect(breakers.states()).toEqual(new Map());
+    breakers.failure(a);
+    breakers.failure(b);
+    expect(breakers.states()).toEqual(new Map([["p/a", "open"], ["p/b", "closed"]]));
+    clock.now += 10;
+    expect(breakers.states()).toEqual(new Map([["p/a", "half-open"], ["p/b", "closed"]]));
+    breakers.success(a);
+    breakers.success(b);
+    expect(breakers.states()).toEqual(new Map());
+  });
+
   it("keeps one circuit per target name", () => {
     const { breakers } = setup();
     const a = fakeTarget("p/a", { failures: 1, cooldownMs: 10 });

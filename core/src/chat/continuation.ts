@@ -17,7 +17,7 @@ import { ModelmuxError } from "../errors.ts";
 import { tokenReservation, type RateLimitGrant } from "../rate-limit/acquire.ts";
 import { classifyFailure, isAbortError, passToNextTarget } from "../routing/failure.ts";
 import { routeRequest } from "../routing/routed-call.ts";
-import type { AttemptRecord, Target } from "../routing/types.ts";
+import { BROKE_MID_STREAM, type AttemptRecord, type Target } from "../routing/types.ts";
 import { DONE_FRAME, chatErrorFrame } from "../sse/tail.ts";
 import type { ChatRequest, Usage } from "../types/chat.ts";
 import { ContinuedFrames } from "./continued-frames.ts";
@@ -159,7 +159,7 @@ function markBroken(records: readonly AttemptRecord[] | undefined, target: Targe
     if (record.target !== target.entry.name || record.outcome !== "ok") continue;
     record.outcome = outcome;
     if (status !== undefined) record.status = status;
-    record.reason = `broke mid-stream: ${reason}`;
+    record.reason = `${BROKE_MID_STREAM}: ${reason}`;
     return;
   }
 }

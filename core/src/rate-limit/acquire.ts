@@ -10,7 +10,7 @@ import { ModelmuxError, rateLimited } from "../errors.ts";
 import type { Exchange } from "../server/exchange.ts";
 import type { RateLimitDecision, RateLimiter } from "../plugin.ts";
 import { formatReset, rateLimitHeaders } from "./headers.ts";
-import { rulesFor, type RateLimitPolicy, type ScopedRule } from "./policy.ts";
+import { rulesFor, type RateLimitPolicy, type RateLimitScope, type ScopedRule } from "./policy.ts";
 
 /** The limiter and the limits of a router; built once by `createRouter`. */
 export interface RateLimits {
@@ -19,7 +19,12 @@ export interface RateLimits {
   logger: ConsolaInstance;
   /** A reservation id unique across every router sharing the limiter. */
   nextId(): string;
+  /** Told of each refusal with the scope of the limit that refused: the metrics count them (README, "Metrics"). */
+  onRefusal?: (scope: RefusalScope) => void;
 }
+
+/** Whose limit refused a request; `unavailable`: the limiter's store is down and it fails closed. */
+export type RefusalScope = RateLimitScope | "unavailable";
 
 export function createRateLimits(limiter: RateLimiter, policy: RateLimitPolicy, logger: ConsolaInstance): RateLimits {
   // A random prefix per router, then a counter: unique across routers sharing one Redis, and cheap.
@@ -102,9 +107,10 @@ function describeLimit(rule: ScopedRule, what: "requests" | "tokens"): string {
   return `${rule.scope} '${rule.name}': ${amount} ${what} per ${formatReset(rule.windowMs)}`;
 }
 
-function refusal(rules: readonly ScopedRule[], decision: RateLimitDecision, headers: Record<string, string>) {
+function refusal(limits: RateLimits, rules: readonly ScopedRule[], decision: RateLimitDecision, headers: Record<string, string>) {
   const retry = { ...headers, "retry-after-ms": String(Math.max(1, Math.ceil(decision.retryAfterMs))) };
   if (decision.unavailable) {
+    limits.onRefusal?.("unavailable");
     return rateLimited(
       `The rate limiter's store is unreachable and it is set to refuse requests until it is back (fail-closed). Try again in ${seconds(decision.retryAfterMs)}.`,
       decision.retryAfterMs / 1000,
@@ -117,6 +123,7 @@ function refusal(rules: readonly ScopedRule[], decision: RateLimitDecision, head
   });
   const rule = rules[worst]!;
   const state = decision.states[worst]!;
+  limits.onRefusal?.(rule.scope);
   const what = state.remainingRequests <= 0 || rule.tokens === undefined ? "requests" : "tokens";
   const error = rateLimited(`Rate limit reached for ${describeLimit(rule, what)}. Try again in ${seconds(decision.retryAfterMs)}.`, decision.retryAfterMs / 1000, retry);
   if (rule.scope === "provider") providerRefusals.add(error);
@@ -180,13 +187,16 @@ async function acquire(limits: RateLimits, x: Exchange, input: RateLimitInput): 
   if (rules.length === 0) return NO_LIMIT;
   const reserve = input.reserve ?? { tokens: 0 };
   for (const rule of rules) {
-    if (rule.tokens !== undefined && reserve.tokens > rule.tokens) throw tooLarge(rule, reserve);
+    if (rule.tokens !== undefined && reserve.tokens > rule.tokens) {
+      limits.onRefusal?.(rule.scope);
+      throw tooLarge(rule, reserve);
+    }
   }
   const id = limits.nextId();
   const reservedTokens = rules.some((rule) => rule.tokens !== undefined) ? reserve.tokens : 0;
   const decision = await limits.limiter.acquire({ id, rules, reservedTokens });
   const headers = rateLimitHeaders(rules, decision.states);
-  if (!decision.allowed) throw refusal(rules, decision, headers);
+  if (!decision.allowed) throw refusal(limits, rules, decision, headers);
   if (!input.providerOnly) x.rateLimitHeaders = headers;
 
   const countsTokens = !decision.unavailable && rules.some((rule) => rule.tokens !== undefined);

@@ -20,6 +20,12 @@ interface Circuit {
   probing: boolean;
 }
 
+/** A circuit's state at `now`. */
+function stateAt(circuit: Circuit, now: number): CircuitState {
+  if (circuit.openUntil === 0) return "closed";
+  return now < circuit.openUntil ? "open" : "half-open";
+}
+
 /**
  * The breakers: ask `admit` before an attempt, then tell `success`, `failure` or `release` once
  * it ends.
@@ -38,8 +44,18 @@ export class CircuitBreakers {
   /** The state of a target's circuit now. */
   state(target: Target): CircuitState {
     const circuit = this.circuits.get(target.entry.name);
-    if (circuit === undefined || circuit.openUntil === 0) return "closed";
-    return this.now() < circuit.openUntil ? "open" : "half-open";
+    return circuit === undefined || circuit.openUntil === 0 ? "closed" : stateAt(circuit, this.now());
+  }
+
+  /**
+   * The state now of each target that has failed lately, by its `provider/model`; any other target's
+   * circuit is closed. Read-only, for the metrics' circuit gauge at scrape time.
+   */
+  states(): Map<string, CircuitState> {
+    const now = this.now();
+    const states = new Map<string, CircuitState>();
+    for (const [name, circuit] of this.circuits) states.set(name, stateAt(circuit, now));
+    return states;
   }
 
   /**

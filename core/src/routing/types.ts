@@ -69,6 +69,9 @@ export interface AttemptRecord {
   durationMs: number;
   /** How long the router waited before this attempt (backoff or Retry-After). */
   waitMs: number;
-  /** Why it was skipped or failed, in a few words. */
+  /** Why it was skipped or failed, in a few words; a continued stream's broken attempt's starts with `BROKE_MID_STREAM`. */
   reason?: string;
 }
+
+/** How the reason of an attempt whose stream broke after its first content begins (`chat/continuation.ts`). */
+export const BROKE_MID_STREAM = "broke mid-stream";

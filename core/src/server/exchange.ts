@@ -53,10 +53,22 @@ export interface Exchange {
   rateLimits: RateLimits | undefined;
   /** Adds a listener told once the reply has ended (written, or abandoned): the access log's hook. */
   onEnd(listener: EndListener): void;
+  /** Adds a listener told once an SSE reply's head has gone to the client, its frames to follow: the open-streams gauge's hook. */
+  onStreamStart(listener: StreamListener): void;
+  /** Marks the reply an SSE stream whose head is written and tells the `onStreamStart` listeners, once; the reply writers call it. */
+  startStream(): void;
+  /** An SSE reply's head has been written (`startStream`): the reply is a stream until `end`. */
+  readonly streaming: boolean;
   /** Tells the `onEnd` listeners, once; the reply writers call it. `closed` says why the router cut the reply short. */
   end(status: number, closed?: string): void;
   /** `performance.now()` when the request arrived, for the access log. */
   readonly startedAt: number;
+  /**
+   * The path of the route the request is on, as registered (`/v1/chat/completions/:id`), for the
+   * metrics: set by `route-handlers.ts` when the route matches (and by the `metrics` middleware from
+   * h3's match, for a request a middleware refuses first); undefined on no route.
+   */
+  route?: string;
   /** Who is calling; set by authentication on `/v1/` paths. */
   principal?: Principal;
   /** The `provider/model` the request was routed to, for the access log. */
@@ -84,6 +96,9 @@ export interface Exchange {
 /** Told the reply's status once it has ended; `closed` when the router closed it early (`write_timeout`). */
 export type EndListener = (x: Exchange, status: number, closed: string | undefined) => void;
 
+/** Told when an SSE reply's head has gone to the client (`onStreamStart`). */
+export type StreamListener = (x: Exchange) => void;
+
 /** The body limit when no `bodyLimit` middleware sets one: `server.body_limit`'s default. */
 export const DEFAULT_BODY_LIMIT = 10 * 1024 * 1024;
 
@@ -104,6 +119,8 @@ export abstract class BaseExchange implements Exchange {
   failure?: ModelmuxError;
   repliedAt?: number;
   cost?: number | null;
+  route?: string;
+  streaming = false;
   requestId = "";
   bodyLimit = DEFAULT_BODY_LIMIT;
   rateLimits: RateLimits | undefined = undefined;
@@ -112,6 +129,8 @@ export abstract class BaseExchange implements Exchange {
   /** Usually one listener (the access log): kept as is, an array only for more. */
   private endListeners: EndListener | EndListener[] | undefined;
   private ended = false;
+  /** Kept like `endListeners`: usually the metrics' one. */
+  private streamListeners: StreamListener | StreamListener[] | undefined;
 
   constructor(
     readonly method: string,
@@ -123,6 +142,20 @@ export abstract class BaseExchange implements Exchange {
   onEnd(listener: EndListener): void {
     const current = this.endListeners;
     this.endListeners = current === undefined ? listener : Array.isArray(current) ? [...current, listener] : [current, listener];
+  }
+
+  onStreamStart(listener: StreamListener): void {
+    const current = this.streamListeners;
+    this.streamListeners = current === undefined ? listener : Array.isArray(current) ? [...current, listener] : [current, listener];
+  }
+
+  startStream(): void {
+    if (this.streaming) return;
+    this.streaming = true;
+    const listeners = this.streamListeners;
+    if (listeners === undefined) return;
+    if (!Array.isArray(listeners)) listeners(this);
+    else for (const listener of listeners) listener(this);
   }
 
   end(status: number, closed?: string): void {

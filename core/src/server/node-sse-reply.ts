@@ -73,6 +73,7 @@ export async function writeSse(w: ReplyWriting, x: NodeExchange, reply: SseReply
   const { logger, writeTimeoutMs } = w;
   x.repliedAt = performance.now();
   res.writeHead(200, x.requestId ? { ...reply.headers, "x-request-id": x.requestId } : reply.headers);
+  x.startStream();
   const batch = new SseBatch(res);
   batch.schedule();
   let complete = false;

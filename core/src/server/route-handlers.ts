@@ -3,7 +3,8 @@
  * methods for a known path with another one, and a 404 for any other path (docs/interface.md,
  * "Conventions"). h3 finds the route; the path is then checked against the route as sent, since
  * h3's matching forgives what the router does not (a trailing slash, a needlessly escaped
- * character), and a route's parameters are percent-decoded here.
+ * character), and a route's parameters are percent-decoded here. A request on a route gets its
+ * path as `x.route` (the metrics' endpoint label).
  */
 import type { H3 } from "h3";
 import { invalidRequest, methodNotAllowed, notFound } from "../errors.ts";
@@ -51,6 +52,8 @@ function matchSegments(segments: readonly string[], path: string): Record<string
 }
 
 function unknownRoute(x: Exchange): never {
+  // h3 matched a route that the path as sent is not on (a trailing slash): no route's request.
+  x.route = undefined;
   throw notFound(`Unknown route: ${x.method} ${x.path}`);
 }
 
@@ -79,6 +82,7 @@ export function addRoutes(app: H3, routes: readonly Route[], writer: ReplyWriter
       app.on(method, route.path, function routeHandler(event) {
         const x = exchangeOf(event);
         if (!matches(x)) unknownRoute(x);
+        x.route = route.path;
         return writer.respond(x, handler);
       });
     }
@@ -86,6 +90,7 @@ export function addRoutes(app: H3, routes: readonly Route[], writer: ReplyWriter
     app.all(route.path, function methodNotAllowedHandler(event) {
       const x = exchangeOf(event);
       if (!matches(x)) unknownRoute(x);
+      x.route = route.path;
       throw methodNotAllowed(x.method, x.path, allow);
     });
   }

@@ -15,6 +15,8 @@ import { jsonTextReply } from "./reply.ts";
 import type { Handler, Route } from "./route-handlers.ts";
 import { IMAGE_FILES_PATH } from "../images/image-store.ts";
 import { openApiJson } from "./openapi/document.ts";
+import { requireAdmin } from "./auth/admin.ts";
+import { createMetricsHandler } from "../operations/metrics-endpoint.ts";
 
 const HEALTHY = jsonTextReply('{"status":"ok"}');
 
@@ -50,5 +52,7 @@ export function createRoutes(ctx: AppContext): Route[] {
     { path: "/v1/models", methods: getAndHead(createModelsHandler(ctx.models.entries)) },
     // Public, like /healthz: the interface, not the config (docs/interface.md, "OpenAPI description").
     { path: "/openapi.json", methods: getAndHead(openApiDocument) },
+    // Admin keys only, outside /v1 as Prometheus expects (README, "Metrics").
+    { path: "/metrics", methods: getAndHead(requireAdmin(ctx.authenticate, createMetricsHandler(ctx))) },
   ];
 }

@@ -68,6 +68,7 @@ export function webReply(x: Exchange, reply: Reply): Response {
   x.repliedAt = performance.now();
   if (reply.kind === "sse") {
     const body = frameStream(reply.frames, (status) => x.end(status));
+    x.startStream();
     return own(new Response(body, { status: 200, headers: withRequestId({ ...reply.headers }, x) }));
   }
   const headers: Record<string, string> = reply.kind === "json" ? { "content-type": JSON_TYPE } : {};

@@ -18,8 +18,8 @@ import { requestCost } from "../../operations/request-cost.ts";
 /** The most of an error's message a line keeps: enough to say why, never a wall of upstream text. */
 const REASON_CHARS = 300;
 
-/** How a request ended, in one word: `ok`, `error` (an error reply), `stream_failed` (a 200 stream that ended with its error event), `client_closed`. */
-function outcomeOf(x: Exchange, status: number): string {
+/** How a request ended, in one word: `ok`, `error` (an error reply), `stream_failed` (a 200 stream that ended with its error event), `client_closed`. The metrics' `outcome` label too. */
+export function outcomeOf(x: Exchange, status: number): string {
   if (status === CLIENT_CLOSED) return "client_closed";
   if (status >= 400) return "error";
   return x.failure ? "stream_failed" : "ok";

@@ -32,6 +32,8 @@ export const KEY_OR_TOKEN = [{ api_key: [] }, { identity_token: [] }];
 export const KEY_ONLY = [{ api_key: [] }];
 /** `/healthz`, `/openapi.json` and image URLs need no credential. */
 export const PUBLIC: never[] = [];
+/** The admin endpoints (`/metrics`): an API key with `admin: true`; a token never is one. */
+export const ADMIN_KEY = [{ api_key: [] }];
 
 // Headers -------------------------------------------------------------------------------------
 
@@ -78,6 +80,11 @@ export const ROUTED_HEADERS = {
 /** A 2xx reply with a JSON body. */
 export function jsonReply(description: string, schema: string, headers: OpenApiObject = REQUEST_ID): OpenApiObject {
   return { description, headers, content: { "application/json": { schema: schemaRef(schema) } } };
+}
+
+/** A 2xx reply with a text body (`text/plain`, its own content type given in full). */
+export function textReply(description: string, schema: string, mediaType = "text/plain"): OpenApiObject {
+  return { description, headers: REQUEST_ID, content: { [mediaType]: { schema: schemaRef(schema) } } };
 }
 
 function errorReply(description: string, headers: OpenApiObject = {}): OpenApiObject {

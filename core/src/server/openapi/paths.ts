@@ -6,6 +6,7 @@
 import { IMAGE_EXTENSIONS, IMAGE_FILES_PATH } from "../../images/image-store.ts";
 import { chatRequestRules } from "../../schemas/chat-request.ts";
 import {
+  ADMIN_KEY,
   ERROR_REPLIES,
   KEY_ONLY,
   KEY_OR_TOKEN,
@@ -15,6 +16,7 @@ import {
   jsonReply,
   params,
   ref,
+  textReply,
   type OpenApiObject,
 } from "./components.ts";
 import { schemaRef } from "./reply-schemas.ts";
@@ -218,4 +220,14 @@ export const PATHS: Readonly<Record<string, PathItem>> = {
     responses: { "200": jsonReply("Ready: each checked plugin, by its config section.", "Readiness"), ...errorReplies(503) },
   }),
   "/openapi.json": publicJson("getOpenApiDocument", "This document.", "OpenApiDocument"),
+  "/metrics": getAndHead({
+    operationId: "getMetrics",
+    summary: "The router's metrics, for Prometheus; admin keys only",
+    tags: ["admin"],
+    security: ADMIN_KEY,
+    responses: {
+      "200": textReply("Prometheus text (`text/plain; version=0.0.4; charset=utf-8`), never cached.", "MetricsText"),
+      ...errorReplies(401, 403),
+    },
+  }),
 };

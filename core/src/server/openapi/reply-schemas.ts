@@ -250,4 +250,8 @@ export const REPLY_SCHEMAS: Readonly<Record<string, JsonSchema>> = {
     required: ["openapi", "info", "paths"],
     properties: { openapi: { const: "3.1.0" }, info: { type: "object" }, paths: { type: "object" } },
   },
+  MetricsText: {
+    type: "string",
+    description: "The router's metrics in the Prometheus text exposition format 0.0.4: the `modelmux_*` series of the README's \"Metrics\".",
+  },
 };

@@ -16,6 +16,8 @@ const CHAOS = "chaos/gpt-4o";
 /** The same upstream with a short timeout, for the 504. */
 const LATE = "late/gpt-4o";
 const AUTH = { authorization: `Bearer ${TEST_KEY}` };
+const ADMIN_KEY = "sk-test-admin-0123456789";
+const ADMIN = { authorization: `Bearer ${ADMIN_KEY}` };
 const hello = { model: ECHO, messages: [{ role: "user", content: "Hello, document" }] };
 
 function config(upstream: ChaosUpstream): ModelmuxConfig {
@@ -27,6 +29,13 @@ function config(upstream: ChaosUpstream): ModelmuxConfig {
       late: { ...openai, timeout: "300ms" },
     },
     {
+      auth: {
+        api_keys: [
+          { key: TEST_KEY, app: "test-app", developer: "tester" },
+          { key: ADMIN_KEY, app: "ops", developer: "root", admin: true },
+        ],
+      },
+      pricing: { [ECHO]: { input: 1, output: 2 } },
       storage: { plugin: "storage-unstorage", options: { driver: "memory" } },
       responses: { provider: "echo" },
       // A token limit no request reaches, but one reservation over it: the 429.
@@ -248,6 +257,19 @@ for (const transport of TRANSPORTS) {
       await get("/files/images/%E0%A4%A", 400, {});
     });
 
+    it("usage counters: per day, hour and in all, grouped; 400, 401, and 403 to a key that is not an admin key", async () => {
+      await post("/v1/chat/completions", hello, 200);
+      const grouped = await get("/v1/usage?group_by=app,developer,model", 200, ADMIN);
+      expect((grouped.body as { data: unknown[] }).data).toContainEqual(expect.objectContaining({ app: "test-app", developer: "tester", model: ECHO }));
+      await get("/v1/usage?interval=hour&group_by=provider", 200, ADMIN);
+      await get("/v1/usage?start=2026-01-01&end=2026-01-31&interval=total", 200, ADMIN);
+      await head("/v1/usage", 200, ADMIN);
+      await get("/v1/usage?start=2026-02-30", 400, ADMIN);
+      await get("/v1/usage?group_by=colour", 400, ADMIN);
+      await get("/v1/usage", 401, {});
+      await get("/v1/usage", 403);
+    });
+
     it("unknown paths are 404 and unknown methods 405, in the envelope", async () => {
       await get("/v1/nothing-here", 404);
       await get("/nothing-here", 404, {});
@@ -267,7 +289,7 @@ for (const transport of TRANSPORTS) {
       }
       expect(missing).toEqual([]);
       const statuses = new Set([...seen].map((entry) => entry.split(" ").at(-1)));
-      for (const status of ["400", "401", "404", "405", "413", "415", "429", "502", "504"]) expect(statuses).toContain(status);
+      for (const status of ["400", "401", "403", "404", "405", "413", "415", "429", "502", "504"]) expect(statuses).toContain(status);
     });
   });
 }

@@ -26,6 +26,8 @@ import { auth } from "./server/middleware/auth.ts";
 import { bodyLimit } from "./server/middleware/body-limit.ts";
 import { rateLimit } from "./server/middleware/rate-limit.ts";
 import { requestId } from "./server/middleware/request-id.ts";
+import { usageCounters } from "./server/middleware/usage-counters.ts";
+import { createUsageCounters, usageStoreOf } from "./usage/usage-counters.ts";
 import { createReadinessCheck, readinessTargets } from "./health/readiness.ts";
 import { createImageStore } from "./images/image-store.ts";
 import { createLogger, type Logger } from "./logger.ts";
@@ -53,7 +55,7 @@ export interface RouterOptions {
   plugins?: Record<string, PluginDefinition>;
   /**
    * The middleware every request passes before its route, given the defaults in their order
-   * (`requestId`, `accessLog`, `auth`, `bodyLimit`, `rateLimit`, each made from the config): return
+   * (`requestId`, `accessLog`, `usageCounters`, `auth`, `bodyLimit`, `rateLimit`, each made from the config): return
    * them reordered, replaced (by name) or with your own added (docs/architecture.md, "Middleware").
    * @example middleware: (defaults) => [...defaults, function audit(event, next) { return next(); }]
    */
@@ -72,7 +74,7 @@ export interface Router {
   logger: Logger;
   /** Keys generated at start because the configured key was empty (`generate_if_empty`). */
   generatedKeys: readonly ApiKeyEntry[];
-  /** Closes plugins and upstream connections. */
+  /** Writes the pending usage counters, then closes plugins and upstream connections. */
   close(): Promise<void>;
 }
 
@@ -128,6 +130,8 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
     throw error;
   }
 
+  // After the storage: the counters go to it when it keeps usage (README, "Usage").
+  const usage = createUsageCounters({ store: usageStoreOf(storage, checked.storage?.plugin, logger), pricing, logger });
   const authenticate = createAuthenticator(keys, { verifyJwt: jwt && createJwtVerifier(jwt, logger.withTag("auth")) });
   const ctx: AppContext = {
     models,
@@ -143,11 +147,13 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
     originPolicy,
     responses,
     authenticate,
+    usage,
     checkReadiness: createReadinessCheck(readinessTargets(checked, storage, rateLimits?.limiter)),
   };
   const defaults = [
     requestId(),
     accessLog({ logger, pricing }),
+    usageCounters({ counters: usage }),
     auth({ authenticate }),
     bodyLimit({ limit: settings.bodyLimit }),
     ...(rateLimits ? [rateLimit({ limits: rateLimits })] : []),
@@ -167,6 +173,8 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
     logger,
     generatedKeys: generated,
     async close() {
+      // Before the storage closes: the last batch goes to it.
+      await usage.close();
       await closePlugins();
       await closeHttp();
       logger.flush();

@@ -46,6 +46,7 @@ export function buildOpenApiDocument() {
       { name: "images", description: "Image generation, and the image URLs the router serves." },
       { name: "models", description: "The served models." },
       { name: "service", description: "The router itself; no credential." },
+      { name: "admin", description: "Operations endpoints: admin keys only (an API key with `admin: true`)." },
     ],
     paths: PATHS,
     components: {

@@ -51,7 +51,7 @@ export type {
   UsageRow,
 } from "./plugin.ts";
 // For storage plugins that keep usage counters (docs/plugins.md, "Usage counters").
-export { usageDays, USAGE_RETENTION_DAYS } from "./usage/usage-days.ts";
+export { oldestUsageDay, usageDays, USAGE_RETENTION_DAYS } from "./usage/usage-days.ts";
 export type { ImageGenerationRequest } from "./schemas/images-request.ts";
 export type * from "./types/images.ts";
 export { IMAGE_OPTIONS } from "./types/images.ts";

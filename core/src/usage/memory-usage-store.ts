@@ -4,7 +4,7 @@
  * retention are dropped as new days begin.
  */
 import type { UsageCounts, UsageDelta, UsageRange, UsageRow } from "../plugins/storage-contract.ts";
-import { oldestKeptDay, usageDays } from "./usage-days.ts";
+import { oldestUsageDay, usageDays } from "./usage-days.ts";
 
 /** Where the counters are kept: the storage plugin (its `addUsage` and `readUsage`), or this memory store. */
 export interface UsageStore {
@@ -36,7 +36,7 @@ export function createMemoryUsageStore(): UsageStore {
   function dayRows(day: string): Map<string, UsageRow> {
     let rows = days.get(day);
     if (rows === undefined) {
-      const oldest = oldestKeptDay();
+      const oldest = oldestUsageDay();
       for (const kept of days.keys()) if (kept < oldest) days.delete(kept);
       days.set(day, (rows = new Map()));
     }

@@ -11,7 +11,7 @@ import { requestCost } from "../operations/request-cost.ts";
 import type { Storage, UsageDelta, UsageRange, UsageRow } from "../plugins/storage-contract.ts";
 import type { Exchange } from "../server/exchange.ts";
 import { addCounts, createMemoryUsageStore, usageKey, type UsageStore } from "./memory-usage-store.ts";
-import { HOUR_MS, hourOf, oldestKeptDay } from "./usage-days.ts";
+import { HOUR_MS, hourOf, oldestUsageDay } from "./usage-days.ts";
 
 /** How often the pending batch is written. */
 export const USAGE_FLUSH_MS = 1_000;
@@ -80,7 +80,7 @@ export function createUsageCounters(options: CreateUsageCountersOptions): UsageC
 
   /** Puts a batch that could not be written back, for the next flush; days past the retention are let go. */
   function keep(batch: readonly UsageDelta[]): void {
-    const oldest = oldestKeptDay();
+    const oldest = oldestUsageDay();
     for (const delta of batch) {
       if (delta.hour.slice(0, 10) >= oldest) addCounts(pendingDelta(delta.hour, delta.app, delta.developer, delta.model), delta);
     }

@@ -49,6 +49,6 @@ export function usageDays(range: UsageRange): string[] {
 }
 
 /** The oldest day still kept at `now`: counters of earlier days may be dropped. */
-export function oldestKeptDay(now = Date.now()): string {
+export function oldestUsageDay(now = Date.now()): string {
   return dayOf(now - (USAGE_RETENTION_DAYS - 1) * DAY_MS);
 }

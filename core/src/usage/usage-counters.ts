@@ -97,7 +97,8 @@ export function createUsageCounters(options: CreateUsageCountersOptions): UsageC
     } catch (error) {
       keep(batch);
       // One line per outage, not one a second.
-      if (!failing) logger.warn(`usage: could not write ${batch.length} counter row(s) to the storage; kept and tried again: ${(error as Error).message}`);
+      const why = error instanceof Error ? error.message : String(error);
+      if (!failing) logger.warn(`usage: could not write ${batch.length} counter row(s) to the storage; kept and tried again: ${why}`);
       failing = true;
     }
   }

@@ -29,6 +29,14 @@ function config(upstream: ChaosUpstream): ModelmuxConfig {
       late: { ...openai, timeout: "300ms" },
     },
     {
+      // An admin key, for the admin endpoints.
+      auth: {
+        api_keys: [
+          { key: TEST_KEY, app: "test-app", developer: "tester" },
+          { key: ADMIN_KEY, app: "ops", developer: "root", admin: true },
+        ],
+      },
+      pricing: { [ECHO]: { input: 1, output: 2 } },
       storage: { plugin: "storage-unstorage", options: { driver: "memory" } },
       responses: { provider: "echo" },
       // A token limit no request reaches, but one reservation over it: the 429.
@@ -36,13 +44,6 @@ function config(upstream: ChaosUpstream): ModelmuxConfig {
       // No retries: one scripted failure is one reply.
       routing: { retry: { attempts: 0 } },
       server: { body_limit: "64kb" },
-      // An admin key, for /metrics.
-      auth: {
-        api_keys: [
-          { key: TEST_KEY, app: "test-app", developer: "tester" },
-          { key: ADMIN_KEY, app: "ops", developer: "root", admin: true },
-        ],
-      },
     },
   );
 }
@@ -264,6 +265,19 @@ for (const transport of TRANSPORTS) {
       await get("/metrics", 401, {});
       await get("/metrics", 403);
       await head("/metrics", 403);
+    });
+
+    it("usage counters: per day, hour and in all, grouped; 400, 401, and 403 to a key that is not an admin key", async () => {
+      await post("/v1/chat/completions", hello, 200);
+      const grouped = await get("/v1/usage?group_by=app,developer,model", 200, ADMIN);
+      expect((grouped.body as { data: unknown[] }).data).toContainEqual(expect.objectContaining({ app: "test-app", developer: "tester", model: ECHO }));
+      await get("/v1/usage?interval=hour&group_by=provider", 200, ADMIN);
+      await get("/v1/usage?start=2026-01-01&end=2026-01-31&interval=total", 200, ADMIN);
+      await head("/v1/usage", 200, ADMIN);
+      await get("/v1/usage?start=2026-02-30", 400, ADMIN);
+      await get("/v1/usage?group_by=colour", 400, ADMIN);
+      await get("/v1/usage", 401, {});
+      await get("/v1/usage", 403);
     });
 
     it("unknown paths are 404 and unknown methods 405, in the envelope", async () => {

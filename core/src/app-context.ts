@@ -14,6 +14,7 @@ import type { CircuitBreakers } from "./routing/circuit-breaker.ts";
 import type { RoutePlanner } from "./routing/plan.ts";
 import type { RoutingSettings } from "./routing/types.ts";
 import type { RequestValidators } from "./validation/request-validators.ts";
+import type { UsageCounters } from "./usage/usage-counters.ts";
 
 export interface AppContext {
   models: ModelTable;
@@ -41,6 +42,8 @@ export interface AppContext {
   authenticate: Authenticate;
   /** Whether the storage's and the rate limiter's backends answer, for `GET /readyz`. */
   checkReadiness: CheckReadiness;
+  /** The usage counters `GET /v1/usage` reads (README, "Usage"). */
+  usage: UsageCounters;
   /** Where `/v1/responses` is forwarded (`responses.provider`), or why it is off. */
   responses: ResponsesTarget | { off: string };
 }

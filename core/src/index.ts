@@ -12,6 +12,7 @@ export type { RouterMetrics } from "./operations/metrics.ts";
 export { auth, type AuthOptions } from "./server/middleware/auth.ts";
 export { bodyLimit, type BodyLimitOptions } from "./server/middleware/body-limit.ts";
 export { rateLimit, type RateLimitOptions } from "./server/middleware/rate-limit.ts";
+export { usageCounters, type UsageCountersOptions } from "./server/middleware/usage-counters.ts";
 export { exchangeOf } from "./server/event-exchange.ts";
 export type { Exchange, EndListener } from "./server/exchange.ts";
 export type { Principal } from "./server/auth/authenticate.ts";
@@ -46,7 +47,13 @@ export type {
   ForwardReply,
   ForwardRequest,
   StoredImage,
+  UsageCounts,
+  UsageDelta,
+  UsageRange,
+  UsageRow,
 } from "./plugin.ts";
+// For storage plugins that keep usage counters (docs/plugins.md, "Usage counters").
+export { oldestUsageDay, usageDays, USAGE_RETENTION_DAYS } from "./usage/usage-days.ts";
 export type { ImageGenerationRequest } from "./schemas/images-request.ts";
 export type * from "./types/images.ts";
 export { IMAGE_OPTIONS } from "./types/images.ts";

@@ -31,6 +31,10 @@ export {
   type StorageDefinition,
   type StoredCompletion,
   type StoredImage,
+  type UsageCounts,
+  type UsageDelta,
+  type UsageRange,
+  type UsageRow,
 } from "./plugins/storage-contract.ts";
 export {
   defineRateLimiter,

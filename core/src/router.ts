@@ -28,6 +28,8 @@ import { auth } from "./server/middleware/auth.ts";
 import { bodyLimit } from "./server/middleware/body-limit.ts";
 import { rateLimit } from "./server/middleware/rate-limit.ts";
 import { requestId } from "./server/middleware/request-id.ts";
+import { usageCounters } from "./server/middleware/usage-counters.ts";
+import { createUsageCounters, usageStoreOf } from "./usage/usage-counters.ts";
 import { createReadinessCheck, readinessTargets } from "./health/readiness.ts";
 import { createImageStore } from "./images/image-store.ts";
 import { createLogger, type Logger } from "./logger.ts";
@@ -55,7 +57,7 @@ export interface RouterOptions {
   plugins?: Record<string, PluginDefinition>;
   /**
    * The middleware every request passes before its route, given the defaults in their order
-   * (`requestId`, `accessLog`, `metrics`, `auth`, `bodyLimit`, `rateLimit`, each made from the config): return
+   * (`requestId`, `accessLog`, `metrics`, `usageCounters`, `auth`, `bodyLimit`, `rateLimit`, each made from the config): return
    * them reordered, replaced (by name) or with your own added (docs/architecture.md, "Middleware").
    * @example middleware: (defaults) => [...defaults, function audit(event, next) { return next(); }]
    */
@@ -81,7 +83,7 @@ export interface Router {
   readonly metrics: RouterMetrics;
   /** Keys generated at start because the configured key was empty (`generate_if_empty`). */
   generatedKeys: readonly ApiKeyEntry[];
-  /** Closes plugins and upstream connections. */
+  /** Writes the pending usage counters, then closes plugins and upstream connections. */
   close(): Promise<void>;
 }
 
@@ -137,6 +139,8 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
     throw error;
   }
 
+  // After the storage: the counters go to it when it keeps usage (README, "Usage").
+  const usage = createUsageCounters({ store: usageStoreOf(storage, checked.storage?.plugin, logger), pricing, logger });
   const authenticate = createAuthenticator(keys, { verifyJwt: jwt && createJwtVerifier(jwt, logger.withTag("auth")) });
   const breakers = new CircuitBreakers();
   const metrics = new RouterMetrics({ models, breakers, pricing, keys, ...options.metrics });
@@ -156,12 +160,14 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
     originPolicy,
     responses,
     authenticate,
+    usage,
     checkReadiness: createReadinessCheck(readinessTargets(checked, storage, rateLimits?.limiter)),
   };
   const defaults = [
     requestId(),
     accessLog({ logger, pricing }),
     metricsMiddleware({ metrics }),
+    usageCounters({ counters: usage }),
     auth({ authenticate }),
     bodyLimit({ limit: settings.bodyLimit }),
     ...(rateLimits ? [rateLimit({ limits: rateLimits })] : []),
@@ -182,6 +188,8 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
     metrics,
     generatedKeys: generated,
     async close() {
+      // Before the storage closes: the last batch goes to it.
+      await usage.close();
       await closePlugins();
       await closeHttp();
       logger.flush();

@@ -22,6 +22,8 @@ function everyMethod(): Required<Storage> & { calls: string[] } {
     deleteCompletion: answer("deleteCompletion"),
     saveImage: answer("saveImage"),
     getImage: answer("getImage"),
+    addUsage: answer("addUsage"),
+    readUsage: answer("readUsage"),
     ready: answer("ready"),
     close: answer("close"),
   };
@@ -40,7 +42,7 @@ describe("boundStorage (storage.timeout)", () => {
     }
     expect(plugin.calls).toEqual(names);
 
-    const { saveImage: _s, getImage: _g, ready: _r, close: _c, ...required } = everyMethod();
+    const { saveImage: _s, getImage: _g, addUsage: _a, readUsage: _u, ready: _r, close: _c, ...required } = everyMethod();
     expect(Object.keys(boundStorage(required, 1_000)).sort()).toEqual(["deleteCompletion", "getCompletion", "listCompletions", "saveCompletion", "updateMetadata"]);
   });
 

@@ -1,7 +1,7 @@
 /**
  * The storage plugin's side of the plugin contract (`core/src/plugin.ts`): what a `storage` plugin
- * keeps for stored chat completions and for image URLs (README, "Stored completions" and
- * "Images"), and `defineStorage`. The conformance kit `testStorage` of `@modelmux/core/testing`
+ * keeps for stored chat completions, for image URLs and for usage counters (README, "Stored
+ * completions", "Images" and "Usage"), and `defineStorage`. The conformance kit `testStorage` of `@modelmux/core/testing`
  * checks a plugin against it.
  */
 import type { JsonSchema, PluginContext } from "../plugin.ts";
@@ -106,6 +106,21 @@ export interface Storage {
   /** The image saved under `key`, or `undefined` once it expired or when there is none. */
   getImage?(key: string): Promise<StoredImage | undefined>;
   /**
+   * Optional: adds usage counters (README, "Usage"): each delta's counts are added to those kept
+   * under its hour, app, developer and model, in one atomic step per call where the backend has
+   * one, so routers sharing the backend count together and lose no increment. The core calls it
+   * off the request path, about once a second, with what ended since. A plugin that has this
+   * method has `readUsage` too; without both the core counts usage in its own memory, per router.
+   */
+  addUsage?(deltas: readonly UsageDelta[]): Promise<void>;
+  /**
+   * The counters of every hour of the UTC days `range.firstDay` to `range.lastDay` (inclusive),
+   * one row per hour, app, developer and model that has any (rows for the same key are added up by
+   * the core). Counters older than the plugin's retention (docs/plugins.md, "Usage counters") may
+   * be gone.
+   */
+  readUsage?(range: UsageRange): Promise<UsageRow[]>;
+  /**
    * Optional: whether the backend answers now (a Redis PING, a folder that takes a file), for
    * `GET /readyz` (docs/plugins.md, "Readiness"). Resolves when it does; throws an `Error` whose
    * message says why not. The core bounds it (2 s); its message is in the reply to a probe that
@@ -115,6 +130,41 @@ export interface Storage {
   ready?(): Promise<void> | void;
   /** Writes out what is pending; called on a graceful stop. */
   close?(): Promise<void> | void;
+}
+
+/** What one hour of one app, developer and model counted (README, "Usage"). */
+export interface UsageCounts {
+  requests: number;
+  /** Requests answered with an error status (400 and above, 499 included) or whose stream failed. */
+  errors: number;
+  /** Prompt tokens, as the provider reported them. */
+  inputTokens: number;
+  /** Completion tokens, as the provider reported them. */
+  outputTokens: number;
+  /**
+   * The cost in nano-dollars (1e-9 USD): an integer, each request's rounded once, so sums are exact
+   * in any order and on any number of routers (an integer counter: Redis `HINCRBY`, SQL `bigint`).
+   */
+  costNanoUsd: number;
+}
+
+/** Counts to add under one hour, app, developer and model; a row read back has the same shape. */
+export interface UsageDelta extends UsageCounts {
+  /** The UTC hour: `YYYY-MM-DDTHH` (`2026-11-25T13`). */
+  hour: string;
+  /** Any string, `""` included: keep labels apart in the key layout whatever their characters. */
+  app: string;
+  developer: string;
+  /** The served `provider/model`. */
+  model: string;
+}
+
+export type UsageRow = UsageDelta;
+
+/** UTC days, `YYYY-MM-DD`, both inclusive; at most 366 of them. */
+export interface UsageRange {
+  firstDay: string;
+  lastDay: string;
 }
 
 /** A generated image kept for its URL. */

@@ -35,6 +35,8 @@ const PASSING = {
   deleteCompletion: "bound",
   saveImage: "bound",
   getImage: "bound",
+  addUsage: "bound",
+  readUsage: "bound",
   // `GET /readyz` bounds it with its own, shorter deadline (`health/readiness.ts`).
   ready: "as-is",
   // The shutdown has its own deadline.

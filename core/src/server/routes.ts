@@ -17,6 +17,7 @@ import { IMAGE_FILES_PATH } from "../images/image-store.ts";
 import { openApiJson } from "./openapi/document.ts";
 import { requireAdmin } from "./auth/admin.ts";
 import { createMetricsHandler } from "../operations/metrics-endpoint.ts";
+import { createUsageHandler } from "../usage/endpoint.ts";
 
 const HEALTHY = jsonTextReply('{"status":"ok"}');
 
@@ -50,6 +51,7 @@ export function createRoutes(ctx: AppContext): Route[] {
     // (docs/interface.md, "Images").
     { path: `${IMAGE_FILES_PATH}/:name`, methods: getAndHead(images.getImageFile) },
     { path: "/v1/models", methods: getAndHead(createModelsHandler(ctx.models.entries)) },
+    { path: "/v1/usage", methods: getAndHead(requireAdmin(ctx.authenticate, createUsageHandler(ctx))) },
     // Public, like /healthz: the interface, not the config (docs/interface.md, "OpenAPI description").
     { path: "/openapi.json", methods: getAndHead(openApiDocument) },
     // Admin keys only, outside /v1 as Prometheus expects (README, "Metrics").

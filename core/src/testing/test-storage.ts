@@ -5,7 +5,7 @@
  * a fresh storage from `create()` and closes it afterwards. The battery runs once for the owner
  * `default` (API keys without `app`) and once for an app with an unusual name;
  * `storage-owner-cases.ts` adds what keeps owners apart, metadata keys of any string, and the
- * model filter's two names.
+ * model filter's two names; `storage-usage-cases.ts` the usage counters of a storage that keeps them.
  * A plugin's test file is a few lines:
  *
  * @example
@@ -24,6 +24,7 @@ import type { CompletionListQuery, CompletionOwner, Storage, StorageDefinition, 
 import { storageContractProblem } from "../plugins/storage-contract-check.ts";
 import { idsOf, listQuery, sampleCompletion, saveAll, T0, walkPages, type SampleOptions } from "./storage-samples.ts";
 import { ownerCases, type KitContext } from "./storage-owner-cases.ts";
+import { usageCases } from "./storage-usage-cases.ts";
 
 export { sampleCompletion } from "./storage-samples.ts";
 
@@ -71,6 +72,7 @@ export function testStorage(options: StorageConformanceOptions): void {
     });
     for (const owner of BATTERY_OWNERS) describe(`owner '${owner}'`, () => battery(kit, owner, options.ttl));
     describe("owners, metadata keys, model names", () => ownerCases(kit));
+    describe("usage counters (skipped for a storage that keeps none)", () => usageCases(kit));
   });
 }
 

@@ -1,8 +1,8 @@
 /**
- * @modelmux/storage-unstorage: stored chat completions (docs/plugins.md, "Storage plugins") on
- * unstorage's memory, fs or redis driver. Records are kept whole under their id; lists walk ordered
- * indexes (all, per model, per metadata pair), so a page costs the page, not the store. The key
- * design is in README.md.
+ * @modelmux/storage-unstorage: stored chat completions, images and usage counters (docs/plugins.md,
+ * "Storage plugins") on unstorage's memory, fs or redis driver. Records are kept whole under their
+ * id; lists walk ordered indexes (all, per model, per metadata pair), so a page costs the page, not
+ * the store. The key design is in README.md.
  *
  * @example
  * storage:

@@ -1,13 +1,15 @@
 /**
  * Stored completions on an unstorage driver without native indexes (memory, fs): records under
  * `c:<id>`, ordered indexes as segmented lists (`segmented-index.ts`), both under the owner's key
- * prefix (`kvOwnerBase`: none for `default`, `o:<owner>:` otherwise). Single-process: index
- * appends are serialised with an in-process mutex, so two routers must not share one fs directory.
+ * prefix (`kvOwnerBase`: none for `default`, `o:<owner>:` otherwise); images (`images.ts`) and
+ * usage counters (`usage-kv.ts`) beside them. Single-process: index appends are serialised with an
+ * in-process mutex, so two routers must not share one fs directory.
  */
 import type { CompletionListQuery, CompletionOwner, CompletionPage, PluginContext, Storage, StoredCompletion } from "@modelmux/core";
 import type { Driver } from "unstorage";
 import { guarded } from "./errors.ts";
 import { kvImages } from "./images.ts";
+import { kvUsage } from "./usage-kv.ts";
 import { indexEntry, indexesOf, keySegment, kvIndexNames, kvOwnerBase, nextOrderKey, parseEntry, ttlCutoff } from "./keys.ts";
 import { driverStore } from "./kv-store.ts";
 import { KeyedMutex } from "./mutex.ts";
@@ -44,6 +46,8 @@ export function createKvStorage({ driver, prefix, ttlMs, logger }: KvStorageOpti
   }
 
   const images = kvImages(store, () => store.list("img"), later);
+  // Keyed by day, apart from the record locks: a flush never waits for a completion's save.
+  const usage = kvUsage(store, new KeyedMutex(), later);
 
   function verdict(record: StoredRecord | undefined, entry: string, query: CompletionListQuery): EntryVerdict {
     if (!isCurrent(record, entry) || isExpired(record, ttlMs)) return "stale";
@@ -165,6 +169,8 @@ export function createKvStorage({ driver, prefix, ttlMs, logger }: KvStorageOpti
 
     saveImage: (key, image) => guarded("saveImage", () => images.saveImage(key, image)),
     getImage: (key) => guarded("getImage", () => images.getImage(key)),
+    addUsage: (deltas) => guarded("addUsage", () => usage.addUsage(deltas)),
+    readUsage: (range) => guarded("readUsage", () => usage.readUsage(range)),
 
     async close() {
       while (background.size > 0) await Promise.all([...background]);

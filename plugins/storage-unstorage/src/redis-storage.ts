@@ -11,6 +11,8 @@
  * - `<base>i:all`, `<base>i:m:<model>`, `<base>i:md:<key>=<value>`: sorted sets whose members are
  *   index entries (`<order key> <id>`), all with score 0, so ZRANGEBYLEX walks them in list order
  *   from any cursor in O(log n + page).
+ * - `<prefix>:img:<key>`: a generated image (`images.ts`); `<prefix>:usage:<day>`: a day's usage
+ *   counters (`usage-redis.ts`).
  * Every write is one MULTI: a reader sees a save, an update or a delete whole or not at all, and
  * two instances never lose each other's index entries. Every command has a timeout
  * (`command_timeout_ms`): a stalled Redis fails a request in about that long, never holds it; a
@@ -18,9 +20,11 @@
  * that long (README, "Redis timeouts").
  */
 import type { CompletionOwner, CompletionPage, PluginContext, Storage } from "@modelmux/core";
-import type { ChainableCommander, Redis } from "ioredis";
+import type { Redis } from "ioredis";
 import redisDriver from "unstorage/drivers/redis";
 import { guarded, storageError } from "./errors.ts";
+import { execute } from "./redis-exec.ts";
+import { redisUsage } from "./usage-redis.ts";
 import { redisImages } from "./images.ts";
 import { isCommandTimeout, watchLateReplies } from "./late-replies.ts";
 import { indexEntry, indexesOf, LEGACY_OWNER, nextOrderKey, ttlCutoff, type IndexNames } from "./keys.ts";
@@ -49,15 +53,6 @@ export const DEFAULT_COMMAND_TIMEOUT_MS = 1_000;
  * takes to give up on it.
  */
 export const CONNECTION_PATIENCE = 3;
-
-/** Runs a MULTI; throws the first failed command's error. */
-async function execute(multi: ChainableCommander): Promise<unknown[]> {
-  const results = await multi.exec();
-  if (!results) throw storageError("a Redis transaction was aborted");
-  const failed = results.find(([error]) => error);
-  if (failed) throw failed[0];
-  return results.map(([, value]) => value);
-}
 
 /** A `Storage` on Redis. Nothing connects until the first call. */
 export function createRedisStorage({ url, prefix, ttlMs, logger, commandTimeoutMs = DEFAULT_COMMAND_TIMEOUT_MS }: RedisStorageOptions): Storage {
@@ -137,6 +132,7 @@ export function createRedisStorage({ url, prefix, ttlMs, logger, commandTimeoutM
   const recordKey = (owner: CompletionOwner, id: string) => `${baseOf(owner)}c:${id}`;
   const background = new Set<Promise<unknown>>();
   const images = redisImages(redis, prefix);
+  const usage = redisUsage(redis, prefix);
 
   async function readRecord(owner: CompletionOwner, id: string): Promise<StoredRecord | undefined> {
     const record = decodeRecord(await redis().get(recordKey(owner, id)));
@@ -266,6 +262,8 @@ export function createRedisStorage({ url, prefix, ttlMs, logger, commandTimeoutM
 
     saveImage: (key, image) => watched("saveImage", () => images.saveImage(key, image)),
     getImage: (key) => watched("getImage", () => images.getImage(key)),
+    addUsage: (deltas) => watched("addUsage", () => usage.addUsage(deltas)),
+    readUsage: (range) => watched("readUsage", () => usage.readUsage(range)),
 
     // One PING, bounded by command_timeout_ms like every command (docs/plugins.md, "Readiness").
     async ready() {

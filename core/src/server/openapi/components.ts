@@ -30,10 +30,10 @@ export const SECURITY_SCHEMES: OpenApiObject = {
 export const KEY_OR_TOKEN = [{ api_key: [] }, { identity_token: [] }];
 /** `/v1/responses` and its sub-paths take API keys only. */
 export const KEY_ONLY = [{ api_key: [] }];
+/** The admin endpoints: an API key with `admin: true` (docs/interface.md, "Authentication"); a token is never one. */
+export const ADMIN_KEY = [{ api_key: [] }];
 /** `/healthz`, `/openapi.json` and image URLs need no credential. */
 export const PUBLIC: never[] = [];
-/** The admin endpoints (`/metrics`): an API key with `admin: true`; a token never is one. */
-export const ADMIN_KEY = [{ api_key: [] }];
 
 // Headers -------------------------------------------------------------------------------------
 
@@ -156,6 +156,13 @@ export const PARAMETERS: OpenApiObject = {
     description: "`metadata[key]=value`: only completions whose metadata has each pair.",
     schema: { type: "object", additionalProperties: { type: "string" } },
   },
+  UsageStart: inQuery("start", "The first UTC day, inclusive. Default: `end`.", { type: "string", format: "date" }),
+  UsageEnd: inQuery("end", "The last UTC day, inclusive; at most 366 days after `start`. Default: today.", { type: "string", format: "date" }),
+  UsageGroupBy: inQuery("group_by", "A comma-separated list of `app`, `developer`, `model`, `provider`: a row per interval and each combination. Default: none, totals per interval.", {
+    type: "string",
+    pattern: "^((app|developer|model|provider)(,(app|developer|model|provider))*)?$",
+  }),
+  UsageInterval: inQuery("interval", "A row per UTC `day`, per UTC `hour`, or one for the whole range (`total`).", { type: "string", enum: ["day", "hour", "total"], default: "day" }),
   ResponseStream: inQuery("stream", "`true` resumes a background response's events as a stream. The whole query string is forwarded.", { type: "boolean" }),
 };
 

@@ -211,6 +211,14 @@ export const PATHS: Readonly<Record<string, PathItem>> = {
     security: KEY_OR_TOKEN,
     responses: { "200": jsonReply("Every configured model whose provider is on; aliases are not listed.", "ModelList"), ...errorReplies(401) },
   }),
+  "/v1/usage": getAndHead({
+    operationId: "getUsage",
+    summary: "Usage counters: requests, errors, tokens and cost per day or hour, app, developer and model; admin keys only",
+    tags: ["admin"],
+    security: ADMIN_KEY,
+    parameters: params("UsageStart", "UsageEnd", "UsageGroupBy", "UsageInterval"),
+    responses: { "200": jsonReply("The counters of the range, every router sharing the storage included.", "UsageList"), ...errorReplies(400, 401, 403, 500) },
+  }),
   "/healthz": publicJson("getHealth", "The router serves.", "Health"),
   "/readyz": getAndHead({
     operationId: "getReadiness",

@@ -8,6 +8,7 @@ import type { OriginPolicy } from "./server/public-origin.ts";
 import type { ImageStore } from "./images/image-store.ts";
 import type { ModelTable } from "./models/model-table.ts";
 import type { Provider, Storage } from "./plugin.ts";
+import type { ActivityWindow } from "./operations/activity.ts";
 import type { Pricing } from "./operations/pricing.ts";
 import type { CircuitBreakers } from "./routing/circuit-breaker.ts";
 import type { RoutePlanner } from "./routing/plan.ts";
@@ -24,6 +25,8 @@ export interface AppContext {
   breakers: CircuitBreakers;
   /** What each request cost, at the config's `pricing`. */
   pricing: Pricing;
+  /** This router's last day of requests, per minute, for the status page (`activity` middleware). */
+  activity: ActivityWindow;
   validators: RequestValidators;
   /** `server.upstream_body_limit`: what is kept of one upstream reply, a stored stream's answer too. */
   upstreamBodyLimit: number;

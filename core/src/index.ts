@@ -7,6 +7,7 @@ export { startServer, type RunningServer } from "./server/listen.ts";
 export type { Middleware } from "h3";
 export { requestId, type RequestIdOptions } from "./server/middleware/request-id.ts";
 export { accessLog, type AccessLogOptions } from "./server/middleware/access-log.ts";
+export { activity, type ActivityOptions } from "./server/middleware/activity.ts";
 export { auth, type AuthOptions } from "./server/middleware/auth.ts";
 export { bodyLimit, type BodyLimitOptions } from "./server/middleware/body-limit.ts";
 export { rateLimit, type RateLimitOptions } from "./server/middleware/rate-limit.ts";

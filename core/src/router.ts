@@ -20,6 +20,8 @@ import { createHttpClient, type HttpClient } from "./upstream/client.ts";
 import { createApp } from "./server/app.ts";
 import { createNodeHandler } from "./server/node-entry.ts";
 import { accessLog } from "./server/middleware/access-log.ts";
+import { activity } from "./server/middleware/activity.ts";
+import { ActivityWindow } from "./operations/activity.ts";
 import { resolvePricing } from "./config/resolve-pricing.ts";
 import type { Pricing } from "./operations/pricing.ts";
 import { auth } from "./server/middleware/auth.ts";
@@ -53,7 +55,7 @@ export interface RouterOptions {
   plugins?: Record<string, PluginDefinition>;
   /**
    * The middleware every request passes before its route, given the defaults in their order
-   * (`requestId`, `accessLog`, `auth`, `bodyLimit`, `rateLimit`, each made from the config): return
+   * (`requestId`, `accessLog`, `activity`, `auth`, `bodyLimit`, `rateLimit`, each made from the config): return
    * them reordered, replaced (by name) or with your own added (docs/architecture.md, "Middleware").
    * @example middleware: (defaults) => [...defaults, function audit(event, next) { return next(); }]
    */
@@ -135,6 +137,7 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
     settingsOf,
     breakers: new CircuitBreakers(),
     pricing,
+    activity: new ActivityWindow(),
     validators: createRequestValidators(),
     upstreamBodyLimit: settings.upstreamBodyLimit,
     logger,
@@ -148,6 +151,7 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
   const defaults = [
     requestId(),
     accessLog({ logger, pricing }),
+    activity({ window: ctx.activity, pricing }),
     auth({ authenticate }),
     bodyLimit({ limit: settings.bodyLimit }),
     ...(rateLimits ? [rateLimit({ limits: rateLimits })] : []),

@@ -10,6 +10,7 @@ import { ModelmuxError, rateLimited } from "../errors.ts";
 import type { Exchange } from "../server/exchange.ts";
 import type { RateLimitDecision, RateLimiter } from "../plugin.ts";
 import { formatReset, rateLimitHeaders } from "./headers.ts";
+import { LatestRateLimitStates } from "./latest-states.ts";
 import { rulesFor, type RateLimitPolicy, type ScopedRule } from "./policy.ts";
 
 /** The limiter and the limits of a router; built once by `createRouter`. */
@@ -19,13 +20,15 @@ export interface RateLimits {
   logger: ConsolaInstance;
   /** A reservation id unique across every router sharing the limiter. */
   nextId(): string;
+  /** The latest counters seen of each rule key, for the status page. */
+  latest: LatestRateLimitStates;
 }
 
 export function createRateLimits(limiter: RateLimiter, policy: RateLimitPolicy, logger: ConsolaInstance): RateLimits {
   // A random prefix per router, then a counter: unique across routers sharing one Redis, and cheap.
   const prefix = `${randomBytes(6).toString("base64url")}.`;
   let counter = 0;
-  return { limiter, policy, logger, nextId: () => prefix + (++counter).toString(36) };
+  return { limiter, policy, logger, nextId: () => prefix + (++counter).toString(36), latest: new LatestRateLimitStates() };
 }
 
 /** Tokens held from the decision until the reply's usage is known. */
@@ -185,6 +188,7 @@ async function acquire(limits: RateLimits, x: Exchange, input: RateLimitInput): 
   const id = limits.nextId();
   const reservedTokens = rules.some((rule) => rule.tokens !== undefined) ? reserve.tokens : 0;
   const decision = await limits.limiter.acquire({ id, rules, reservedTokens });
+  limits.latest.record(rules, decision.states);
   const headers = rateLimitHeaders(rules, decision.states);
   if (!decision.allowed) throw refusal(rules, decision, headers);
   if (!input.providerOnly) x.rateLimitHeaders = headers;

@@ -25,6 +25,7 @@ const exchanges = Array.from({ length: 64 }, (_, i) => {
     model: MODELS[i % MODELS.length],
     usage: failed ? undefined : { prompt_tokens: 100 + i, completion_tokens: 20 + i, total_tokens: 120 + 2 * i },
     failure: failed ? { code: i % 32 === 0 ? "upstream_error" : "rate_limit_exceeded", type: "api_error" } : undefined,
+    attempts: [{ target: MODELS[i % MODELS.length], outcome: failed ? "retryable" : "ok", durationMs: 100, waitMs: 0 }],
     startedAt: performance.now(),
     cost: undefined as number | null | undefined,
   } as unknown as Exchange;

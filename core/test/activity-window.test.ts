@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { ActivityWindow, type ActivitySample } from "../src/operations/activity.ts";
-import { recentByModel, summarize, usageTotals } from "../src/operations/activity-summary.ts";
+import { recentTargets, summarize, usageTotals } from "../src/operations/activity-summary.ts";
+import type { AttemptRecord } from "../src/routing/types.ts";
 import { LATENCY_BINS, latencyBin, latencyPercentile } from "../src/operations/latency-histogram.ts";
 
 const MINUTE = 60_000;
@@ -95,7 +96,19 @@ describe("the activity window", () => {
       ["-", 1, 1],
       ["echo/echo-1", 1, 0],
     ]);
-    expect(Object.fromEntries(recentByModel(window, 5))).toEqual({ "openai/gpt-4o": { requests: 3, errors: 0 }, "echo/echo-1": { requests: 1, errors: 0 } });
+  });
+
+  it("counts each target's upstream attempts and failures, fallbacks' included, skipped ones not", () => {
+    const { clock, window } = setup();
+    const attempt = (target: string, outcome: AttemptRecord["outcome"]): AttemptRecord => ({ target, outcome, durationMs: 5, waitMs: 0 });
+    window.record(sample({ attempts: [attempt("openai/gpt-4o", "ok")] }));
+    window.record(sample({ model: "echo/echo-1", attempts: [attempt("openai/gpt-4o", "retryable"), attempt("openai/gpt-4o", "timeout"), attempt("echo/echo-1", "ok")] }));
+    window.record(sample({ model: "echo/echo-1", attempts: [attempt("openai/gpt-4o", "skipped"), attempt("echo/echo-1", "final")] }));
+    window.record(sample({ model: "-", code: "model_not_found" }));
+    expect(Object.fromEntries(recentTargets(window, 5))).toEqual({ "openai/gpt-4o": { attempts: 3, failures: 2 }, "echo/echo-1": { attempts: 2, failures: 0 } });
+    clock.now += 5 * MINUTE;
+    expect(recentTargets(window, 5).size).toBe(0);
+    expect(recentTargets(window, 6).get("openai/gpt-4o")).toEqual({ attempts: 3, failures: 2 });
   });
 
   it("keeps a day: an hour-old minute is in the day only, a day-old one is gone when its slot is reused", () => {

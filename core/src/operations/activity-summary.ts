@@ -4,7 +4,7 @@
  * and requests, tokens and cost by app and by model (`usageTotals`, the one place the page's usage
  * figures come from until the shared usage counters serve them).
  */
-import { type ActivityWindow, type ActivityCell, NONE } from "./activity.ts";
+import type { ActivityCell, ActivityWindow, TargetCounts } from "./activity.ts";
 import { LATENCY_BINS, addHistogram, latencyPercentile } from "./latency-histogram.ts";
 
 export type ActivityRange = "hour" | "day";
@@ -140,16 +140,15 @@ export function usageTotals(activity: ActivityWindow, range: ActivityRange): Usa
   return { scope: "router", by_app: sorted(byApp), by_model: sorted(byModel) };
 }
 
-/** Requests and errors per served model over the last `minutes`, for the targets' health; `-` (not routed) left out. */
-export function recentByModel(activity: ActivityWindow, minutes: number): Map<string, { requests: number; errors: number }> {
-  const counts = new Map<string, { requests: number; errors: number }>();
+/** Each target's upstream attempts and failures over the last `minutes`, for its health. */
+export function recentTargets(activity: ActivityWindow, minutes: number): Map<string, TargetCounts> {
+  const counts = new Map<string, TargetCounts>();
   for (const bucket of activity.buckets(minutes)) {
-    for (const cell of bucket.cells.values()) {
-      if (cell.model === NONE) continue;
-      let count = counts.get(cell.model);
-      if (count === undefined) counts.set(cell.model, (count = { requests: 0, errors: 0 }));
-      count.requests += cell.requests;
-      if (cell.code !== "") count.errors += cell.requests;
+    for (const [target, minute] of bucket.targets) {
+      let count = counts.get(target);
+      if (count === undefined) counts.set(target, (count = { attempts: 0, failures: 0 }));
+      count.attempts += minute.attempts;
+      count.failures += minute.failures;
     }
   }
   return counts;

@@ -2,13 +2,15 @@
  * This router's recent activity, in memory, for the status page (README, "Status page"): one
  * bucket per minute of the last 24 hours in a ring of 1440, each with its requests, errors and a
  * latency histogram (`latency-histogram.ts`), and its requests, tokens and cost broken down by
- * app × model × error code. Nothing is shared across routers and nothing survives a restart.
+ * app × model × error code, and the upstream attempts of each target (`provider/model`) with their
+ * failures. Nothing is shared across routers and nothing survives a restart.
  *
  * Memory is bounded whatever the traffic: apps, models and error codes are labels whose distinct
  * values are capped (past the cap a new value is counted as `other`: identity-provider tokens can
  * carry any app claim), and so are the breakdown's cells per minute (past it, `other` on all
  * three). The minute's totals and latencies stay exact. Reads are `activity-summary.ts`.
  */
+import type { AttemptRecord } from "../routing/types.ts";
 import { LATENCY_BINS, latencyBin } from "./latency-histogram.ts";
 
 /** A day of minutes. */
@@ -33,6 +35,14 @@ export interface ActivitySample {
   completionTokens: number;
   /** USD; undefined when unknown (no price, or no usage). */
   cost: number | undefined;
+  /** The upstream attempts of a routed request, fallbacks' included (`x.attempts`). */
+  attempts?: readonly AttemptRecord[] | undefined;
+}
+
+/** A target's upstream attempts in one minute, and those that failed (retryable or timed out: what its circuit counts). */
+export interface TargetCounts {
+  attempts: number;
+  failures: number;
 }
 
 /** The requests of one app × model × code in one minute. */
@@ -54,6 +64,8 @@ export interface ActivityBucket {
   errors: number;
   latency: Uint32Array;
   cells: Map<string, ActivityCell>;
+  /** By target `provider/model`. */
+  targets: Map<string, TargetCounts>;
 }
 
 export interface ActivityWindowOptions {
@@ -91,6 +103,8 @@ class CappedLabel {
  */
 export class ActivityWindow {
   readonly now: () => number;
+  /** When the window started counting, ms since the epoch. */
+  readonly since: number;
   private readonly ring: Array<ActivityBucket | undefined> = new Array(WINDOW_MINUTES);
   private readonly apps: CappedLabel;
   private readonly models: CappedLabel;
@@ -100,6 +114,7 @@ export class ActivityWindow {
   constructor(options: ActivityWindowOptions = {}) {
     const { now = Date.now, maxApps = 100, maxModels = 500, maxCodes = 50, maxCellsPerMinute = 200 } = options;
     this.now = now;
+    this.since = now();
     this.apps = new CappedLabel(maxApps);
     this.models = new CappedLabel(maxModels);
     this.codes = new CappedLabel(maxCodes);
@@ -130,6 +145,18 @@ export class ActivityWindow {
     cell.promptTokens += sample.promptTokens;
     cell.completionTokens += sample.completionTokens;
     if (sample.cost !== undefined) cell.cost += sample.cost;
+    if (sample.attempts !== undefined) this.countAttempts(bucket, sample.attempts);
+  }
+
+  private countAttempts(bucket: ActivityBucket, attempts: readonly AttemptRecord[]): void {
+    for (const attempt of attempts) {
+      if (attempt.outcome === "skipped") continue;
+      const target = this.models.of(attempt.target);
+      let counts = bucket.targets.get(target);
+      if (counts === undefined) bucket.targets.set(target, (counts = { attempts: 0, failures: 0 }));
+      counts.attempts++;
+      if (attempt.outcome === "retryable" || attempt.outcome === "timeout") counts.failures++;
+    }
   }
 
   /** The minute now, since the epoch. */
@@ -156,7 +183,7 @@ export class ActivityWindow {
     const slot = minute % WINDOW_MINUTES;
     const bucket = this.ring[slot];
     if (bucket === undefined) {
-      const made: ActivityBucket = { minute, requests: 0, errors: 0, latency: new Uint32Array(LATENCY_BINS), cells: new Map() };
+      const made: ActivityBucket = { minute, requests: 0, errors: 0, latency: new Uint32Array(LATENCY_BINS), cells: new Map(), targets: new Map() };
       this.ring[slot] = made;
       return made;
     }
@@ -166,6 +193,7 @@ export class ActivityWindow {
       bucket.errors = 0;
       bucket.latency.fill(0);
       bucket.cells.clear();
+      bucket.targets.clear();
     }
     return bucket;
   }

@@ -1,7 +1,7 @@
 /**
  * `activity({ window, pricing })`: counts each `/v1/` request in the router's activity window
  * (`operations/activity.ts`) once its reply has ended, for the status page (README, "Status
- * page"): its app, served model, error code, latency, tokens and cost. The page's own polling and
+ * page"): its app, served model, error code, latency, tokens, cost and upstream attempts. The page's own polling and
  * the probes (`/healthz`, `/readyz`, `/ui`) are not API traffic and are left out. Cheap: a few
  * counters and one map lookup, no await, nothing kept of the request itself.
  */
@@ -32,6 +32,7 @@ export function recordActivity(window: ActivityWindow, x: Exchange, status: numb
     promptTokens: usage?.prompt_tokens ?? 0,
     completionTokens: usage?.completion_tokens ?? 0,
     cost: usage && pricing ? requestCost(pricing, x) : undefined,
+    attempts: x.attempts,
   });
 }
 

@@ -16,6 +16,8 @@ const CHAOS = "chaos/gpt-4o";
 /** The same upstream with a short timeout, for the 504. */
 const LATE = "late/gpt-4o";
 const AUTH = { authorization: `Bearer ${TEST_KEY}` };
+const ADMIN_KEY = "sk-admin-openapi-0123456789";
+const ADMIN = { authorization: `Bearer ${ADMIN_KEY}` };
 const hello = { model: ECHO, messages: [{ role: "user", content: "Hello, document" }] };
 
 function config(upstream: ChaosUpstream): ModelmuxConfig {
@@ -27,6 +29,12 @@ function config(upstream: ChaosUpstream): ModelmuxConfig {
       late: { ...openai, timeout: "300ms" },
     },
     {
+      auth: {
+        api_keys: [
+          { key: TEST_KEY, app: "test-app", developer: "tester" },
+          { key: ADMIN_KEY, app: "ops", developer: "root", admin: true },
+        ],
+      },
       storage: { plugin: "storage-unstorage", options: { driver: "memory" } },
       responses: { provider: "echo" },
       // A token limit no request reaches, but one reservation over it: the 429.
@@ -246,6 +254,18 @@ for (const transport of TRANSPORTS) {
       await check("/v1/images/generations", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(request) }, 401);
       await get(file.replace(/\.png$/, ".gif"), 404, {});
       await get("/files/images/%E0%A4%A", 400, {});
+    });
+
+    it("the status page without a key, its figures with an admin key only: 401, 403", async () => {
+      const page = await get("/ui", 200, {});
+      expect(page.headers.get("content-type")).toMatch(/^text\/html/);
+      await head("/ui", 200, {});
+      // After the suites above: rate-limit counters, targets and errors to describe.
+      const status = await get("/ui/status.json", 200, ADMIN);
+      expect(status.body).toMatchObject({ ranges: { hour: { usage: { scope: "router" } } }, rate_limits: { latest: expect.arrayContaining([expect.objectContaining({ key: "app:test-app" })]) } });
+      await head("/ui/status.json", 200, ADMIN);
+      await get("/ui/status.json", 401, {});
+      await get("/ui/status.json", 403, AUTH);
     });
 
     it("unknown paths are 404 and unknown methods 405, in the envelope", async () => {

@@ -11,6 +11,7 @@ import type { Provider, Storage } from "./plugin.ts";
 import type { ActivityWindow } from "./operations/activity.ts";
 import type { Pricing } from "./operations/pricing.ts";
 import type { CircuitBreakers } from "./routing/circuit-breaker.ts";
+import type { RateLimits } from "./rate-limit/acquire.ts";
 import type { RoutePlanner } from "./routing/plan.ts";
 import type { RoutingSettings } from "./routing/types.ts";
 import type { RequestValidators } from "./validation/request-validators.ts";
@@ -39,6 +40,8 @@ export interface AppContext {
   originPolicy: OriginPolicy;
   /** The check of a request's credential: what `requireAdmin` (`server/auth/admin.ts`) guards admin routes with. */
   authenticate: Authenticate;
+  /** The limiter and the configured limits, for the status page; undefined without `rate_limit`. */
+  rateLimits: RateLimits | undefined;
   /** Whether the storage's and the rate limiter's backends answer, for `GET /readyz`. */
   checkReadiness: CheckReadiness;
   /** Where `/v1/responses` is forwarded (`responses.provider`), or why it is off. */

@@ -146,6 +146,7 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
     originPolicy,
     responses,
     authenticate,
+    rateLimits,
     checkReadiness: createReadinessCheck(readinessTargets(checked, storage, rateLimits?.limiter)),
   };
   const defaults = [

@@ -138,9 +138,9 @@ describe("the OpenAPI document", () => {
     expect(Object.keys(document.components.securitySchemes!).sort()).toEqual(["api_key", "identity_token"]);
     expect(document.security).toEqual([{ api_key: [] }, { identity_token: [] }]);
     for (const { template, operation } of operations()) {
-      const expected = ["/healthz", "/readyz", "/openapi.json", "/files/images/{name}"].includes(template)
+      const expected = ["/healthz", "/readyz", "/openapi.json", "/files/images/{name}", "/ui"].includes(template)
         ? []
-        : template.startsWith("/v1/responses")
+        : template.startsWith("/v1/responses") || template === "/ui/status.json"
           ? [{ api_key: [] }]
           : [{ api_key: [] }, { identity_token: [] }];
       expect(operation.security, `${operation.operationId}`).toEqual(expected);

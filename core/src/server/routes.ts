@@ -10,6 +10,7 @@ import { createReadyzHandler } from "../health/endpoint.ts";
 import { createImageHandlers } from "../images/endpoint.ts";
 import { createModelsHandler } from "../models/endpoint.ts";
 import { createResponsesHandlers } from "../responses/endpoint.ts";
+import { createStatusPageHandlers } from "../status-page/endpoint.ts";
 import { createStoredCompletionHandlers } from "../stored/endpoint.ts";
 import { jsonTextReply } from "./reply.ts";
 import type { Handler, Route } from "./route-handlers.ts";
@@ -31,6 +32,7 @@ export function createRoutes(ctx: AppContext): Route[] {
   const stored = createStoredCompletionHandlers(ctx);
   const responses = createResponsesHandlers(ctx);
   const images = createImageHandlers(ctx);
+  const statusPage = createStatusPageHandlers(ctx);
   const openApi = jsonTextReply(openApiJson());
   const openApiDocument = () => openApi;
   return [
@@ -50,5 +52,8 @@ export function createRoutes(ctx: AppContext): Route[] {
     { path: "/v1/models", methods: getAndHead(createModelsHandler(ctx.models.entries)) },
     // Public, like /healthz: the interface, not the config (docs/interface.md, "OpenAPI description").
     { path: "/openapi.json", methods: getAndHead(openApiDocument) },
+    // The page asks for an admin key itself; its figures need one (README, "Status page").
+    { path: "/ui", methods: getAndHead(statusPage.page) },
+    { path: "/ui/status.json", methods: getAndHead(statusPage.status) },
   ];
 }

@@ -30,6 +30,8 @@ export const SECURITY_SCHEMES: OpenApiObject = {
 export const KEY_OR_TOKEN = [{ api_key: [] }, { identity_token: [] }];
 /** `/v1/responses` and its sub-paths take API keys only. */
 export const KEY_ONLY = [{ api_key: [] }];
+/** The admin endpoints: an API key with `admin: true` (docs/interface.md, "Authentication"); another key is 403. */
+export const ADMIN_KEY = [{ api_key: [] }];
 /** `/healthz`, `/openapi.json` and image URLs need no credential. */
 export const PUBLIC: never[] = [];
 

@@ -26,7 +26,7 @@ main { padding: 16px 24px 32px; display: grid; gap: 16px; grid-template-columns:
 main > nav, main > .tiles { grid-column: 1 / -1; }
 nav { display: flex; gap: 8px; align-items: center; flex-wrap: wrap; }
 nav .note { color: var(--muted); margin-left: auto; }
-section { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 12px 14px; min-width: 0; }
+section { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 12px 14px; min-width: 0; overflow-x: auto; }
 section.wide { grid-column: 1 / -1; }
 .tiles { display: grid; gap: 12px; grid-template-columns: repeat(auto-fit, minmax(130px, 1fr)); }
 .tile { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 10px 12px; }
@@ -34,7 +34,7 @@ section.wide { grid-column: 1 / -1; }
 .tile .value { display: block; font-size: 22px; font-weight: 600; }
 table { width: 100%; border-collapse: collapse; font-variant-numeric: tabular-nums; }
 th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid var(--line); white-space: nowrap; }
-th { color: var(--muted); font-weight: 600; font-size: 12px; }
+th { color: var(--muted); font-weight: 600; font-size: 12px; white-space: normal; vertical-align: bottom; }
 td.num, th.num { text-align: right; }
 tr.empty td { color: var(--muted); font-style: italic; }
 .badge { display: inline-block; padding: 0 8px; border-radius: 10px; font-size: 12px; font-weight: 600; color: #fff; background: var(--muted); }

@@ -280,6 +280,18 @@ for (const transport of TRANSPORTS) {
       await get("/v1/usage", 403);
     });
 
+    it("the status page without a key, its figures with an admin key only: 401, 403", async () => {
+      const page = await get("/ui", 200, {});
+      expect(page.headers.get("content-type")).toMatch(/^text\/html/);
+      await head("/ui", 200, {});
+      // After the suites above: rate-limit counters, targets and errors to describe.
+      const status = await get("/ui/status.json", 200, ADMIN);
+      expect(status.body).toMatchObject({ ranges: { hour: { usage: { scope: "router" } } }, rate_limits: { latest: expect.arrayContaining([expect.objectContaining({ key: "app:test-app" })]) } });
+      await head("/ui/status.json", 200, ADMIN);
+      await get("/ui/status.json", 401, {});
+      await get("/ui/status.json", 403, AUTH);
+    });
+
     it("unknown paths are 404 and unknown methods 405, in the envelope", async () => {
       await get("/v1/nothing-here", 404);
       await get("/nothing-here", 404, {});

@@ -23,7 +23,7 @@ describe.each(TRANSPORTS)("middleware over %s", (transport) => {
   it("hands the defaults over in order, named for their factories", async () => {
     let names: string[] = [];
     await start({ middleware: (defaults) => ((names = defaults.map((m) => m.name)), defaults) }, { rate_limit: { app: { requests: 100, window: "60s" } } });
-    expect(names).toEqual(["requestId", "accessLog", "metrics", "usageCounters", "auth", "bodyLimit", "rateLimit"]);
+    expect(names).toEqual(["requestId", "accessLog", "metrics", "usageCounters", "activity", "auth", "bodyLimit", "rateLimit"]);
   });
 
   it("replaces bodyLimit with a smaller one: a body past it is a 413 in the envelope", async () => {

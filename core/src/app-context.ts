@@ -9,8 +9,10 @@ import type { ImageStore } from "./images/image-store.ts";
 import type { ModelTable } from "./models/model-table.ts";
 import type { Provider, Storage } from "./plugin.ts";
 import type { RouterMetrics } from "./operations/metrics.ts";
+import type { ActivityWindow } from "./operations/activity.ts";
 import type { Pricing } from "./operations/pricing.ts";
 import type { CircuitBreakers } from "./routing/circuit-breaker.ts";
+import type { RateLimits } from "./rate-limit/acquire.ts";
 import type { RoutePlanner } from "./routing/plan.ts";
 import type { RoutingSettings } from "./routing/types.ts";
 import type { RequestValidators } from "./validation/request-validators.ts";
@@ -28,6 +30,8 @@ export interface AppContext {
   pricing: Pricing;
   /** This router's metrics (its own prom-client registry), served by `GET /metrics`. */
   metrics: RouterMetrics;
+  /** This router's last day of requests, per minute, for the status page (`activity` middleware). */
+  activity: ActivityWindow;
   validators: RequestValidators;
   /** `server.upstream_body_limit`: what is kept of one upstream reply, a stored stream's answer too. */
   upstreamBodyLimit: number;
@@ -40,6 +44,8 @@ export interface AppContext {
   originPolicy: OriginPolicy;
   /** The check of a request's credential: what `requireAdmin` (`server/auth/admin.ts`) guards admin routes with. */
   authenticate: Authenticate;
+  /** The limiter and the configured limits, for the status page; undefined without `rate_limit`. */
+  rateLimits: RateLimits | undefined;
   /** Whether the storage's and the rate limiter's backends answer, for `GET /readyz`. */
   checkReadiness: CheckReadiness;
   /** The usage counters `GET /v1/usage` reads (README, "Usage"). */

@@ -9,6 +9,7 @@ export { requestId, type RequestIdOptions } from "./server/middleware/request-id
 export { accessLog, type AccessLogOptions } from "./server/middleware/access-log.ts";
 export { metrics, type MetricsMiddlewareOptions } from "./server/middleware/metrics.ts";
 export type { RouterMetrics } from "./operations/metrics.ts";
+export { activity, type ActivityOptions } from "./server/middleware/activity.ts";
 export { auth, type AuthOptions } from "./server/middleware/auth.ts";
 export { bodyLimit, type BodyLimitOptions } from "./server/middleware/body-limit.ts";
 export { rateLimit, type RateLimitOptions } from "./server/middleware/rate-limit.ts";

@@ -22,6 +22,8 @@ import { createNodeHandler } from "./server/node-entry.ts";
 import { accessLog } from "./server/middleware/access-log.ts";
 import { metrics as metricsMiddleware } from "./server/middleware/metrics.ts";
 import { RouterMetrics, type MetricsOptions } from "./operations/metrics.ts";
+import { activity } from "./server/middleware/activity.ts";
+import { ActivityWindow } from "./operations/activity.ts";
 import { resolvePricing } from "./config/resolve-pricing.ts";
 import type { Pricing } from "./operations/pricing.ts";
 import { auth } from "./server/middleware/auth.ts";
@@ -57,7 +59,7 @@ export interface RouterOptions {
   plugins?: Record<string, PluginDefinition>;
   /**
    * The middleware every request passes before its route, given the defaults in their order
-   * (`requestId`, `accessLog`, `metrics`, `usageCounters`, `auth`, `bodyLimit`, `rateLimit`, each made from the config): return
+   * (`requestId`, `accessLog`, `metrics`, `usageCounters`, `activity`, `auth`, `bodyLimit`, `rateLimit`, each made from the config): return
    * them reordered, replaced (by name) or with your own added (docs/architecture.md, "Middleware").
    * @example middleware: (defaults) => [...defaults, function audit(event, next) { return next(); }]
    */
@@ -152,6 +154,7 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
     breakers,
     pricing,
     metrics,
+    activity: new ActivityWindow(),
     validators: createRequestValidators(),
     upstreamBodyLimit: settings.upstreamBodyLimit,
     logger,
@@ -161,6 +164,7 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
     responses,
     authenticate,
     usage,
+    rateLimits,
     checkReadiness: createReadinessCheck(readinessTargets(checked, storage, rateLimits?.limiter)),
   };
   const defaults = [
@@ -168,6 +172,7 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
     accessLog({ logger, pricing }),
     metricsMiddleware({ metrics }),
     usageCounters({ counters: usage }),
+    activity({ window: ctx.activity, pricing }),
     auth({ authenticate }),
     bodyLimit({ limit: settings.bodyLimit }),
     ...(rateLimits ? [rateLimit({ limits: rateLimits })] : []),

@@ -28,7 +28,7 @@ type Operation = { operationId: string; security?: unknown[]; parameters?: Json[
 /** The document as a client reads it: the served JSON. */
 const document = JSON.parse(openApiJson()) as OpenApiDocument & Json;
 /** Only an API key can be an admin key (docs/interface.md, "Authentication"). */
-const ADMIN_PATHS = ["/v1/usage", "/metrics"];
+const ADMIN_PATHS = ["/v1/usage", "/metrics", "/ui/status.json"];
 const HTTP_METHODS = ["get", "head", "post", "put", "patch", "delete", "options", "trace"];
 
 function operations(): Array<{ template: string; method: string; operation: Operation; pathParameters: Json[] }> {
@@ -140,7 +140,7 @@ describe("the OpenAPI document", () => {
     expect(Object.keys(document.components.securitySchemes!).sort()).toEqual(["api_key", "identity_token"]);
     expect(document.security).toEqual([{ api_key: [] }, { identity_token: [] }]);
     for (const { template, operation } of operations()) {
-      const expected = ["/healthz", "/readyz", "/openapi.json", "/files/images/{name}"].includes(template)
+      const expected = ["/healthz", "/readyz", "/openapi.json", "/files/images/{name}", "/ui"].includes(template)
         ? []
         : template.startsWith("/v1/responses") || ADMIN_PATHS.includes(template)
           ? [{ api_key: [] }]

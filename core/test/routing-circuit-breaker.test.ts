@@ -124,4 +124,20 @@ describe("CircuitBreakers", () => {
     breakers.failure(a);
     expect(breakers.state(a)).toBe("open");
   });
+  it("reads a circuit without changing it: closed with its failures, open with the ms to its probe, then half-open", () => {
+    const { clock, breakers } = setup();
+    const a = fakeTarget("p/a", { failures: 2, cooldownMs: 5_000 });
+    expect(breakers.inspect("p/a")).toEqual({ state: "closed", failures: 0 });
+    breakers.failure(a);
+    expect(breakers.inspect("p/a")).toEqual({ state: "closed", failures: 1 });
+    breakers.failure(a);
+    clock.now += 1_500;
+    expect(breakers.inspect("p/a")).toEqual({ state: "open", failures: 2, probeInMs: 3_500 });
+    clock.now += 3_500;
+    expect(breakers.inspect("p/a")).toEqual({ state: "half-open", failures: 2, probeInMs: 0 });
+    // Reading took no probe slot.
+    expect(breakers.admit(a)).toBe(true);
+    breakers.success(a);
+    expect(breakers.inspect("p/a")).toEqual({ state: "closed", failures: 0 });
+  });
 });

@@ -10,6 +10,7 @@ import { ModelmuxError, rateLimited } from "../errors.ts";
 import type { Exchange } from "../server/exchange.ts";
 import type { RateLimitDecision, RateLimiter } from "../plugin.ts";
 import { formatReset, rateLimitHeaders } from "./headers.ts";
+import { LatestRateLimitStates } from "./latest-states.ts";
 import { rulesFor, type RateLimitPolicy, type RateLimitScope, type ScopedRule } from "./policy.ts";
 
 /** The limiter and the limits of a router; built once by `createRouter`. */
@@ -21,6 +22,8 @@ export interface RateLimits {
   nextId(): string;
   /** Told of each refusal with the scope of the limit that refused: the metrics count them (README, "Metrics"). */
   onRefusal?: (scope: RefusalScope) => void;
+  /** The latest counters seen of each rule key, for the status page. */
+  latest: LatestRateLimitStates;
 }
 
 /** Whose limit refused a request; `unavailable`: the limiter's store is down and it fails closed. */
@@ -30,7 +33,7 @@ export function createRateLimits(limiter: RateLimiter, policy: RateLimitPolicy, 
   // A random prefix per router, then a counter: unique across routers sharing one Redis, and cheap.
   const prefix = `${randomBytes(6).toString("base64url")}.`;
   let counter = 0;
-  return { limiter, policy, logger, nextId: () => prefix + (++counter).toString(36) };
+  return { limiter, policy, logger, nextId: () => prefix + (++counter).toString(36), latest: new LatestRateLimitStates() };
 }
 
 /** Tokens held from the decision until the reply's usage is known. */
@@ -195,6 +198,7 @@ async function acquire(limits: RateLimits, x: Exchange, input: RateLimitInput): 
   const id = limits.nextId();
   const reservedTokens = rules.some((rule) => rule.tokens !== undefined) ? reserve.tokens : 0;
   const decision = await limits.limiter.acquire({ id, rules, reservedTokens });
+  limits.latest.record(rules, decision.states);
   const headers = rateLimitHeaders(rules, decision.states);
   if (!decision.allowed) throw refusal(limits, rules, decision, headers);
   if (!input.providerOnly) x.rateLimitHeaders = headers;

@@ -10,6 +10,15 @@ import type { Target } from "./types.ts";
 /** `closed`: tried as usual. `open`: skipped, cooling down. `half-open`: cooled down, one probe admitted at a time. */
 export type CircuitState = "closed" | "open" | "half-open";
 
+/** A circuit as `inspect` reads it. */
+export interface CircuitView {
+  state: CircuitState;
+  /** Consecutive retryable failures counted while it was closed. */
+  failures: number;
+  /** Ms until an open circuit admits its probe; 0 when half-open; absent when closed. */
+  probeInMs?: number;
+}
+
 /** What is kept of a target that has failed lately; a closed, healthy target has no entry at all. */
 interface Circuit {
   /** Consecutive retryable failures while closed. */
@@ -56,6 +65,19 @@ export class CircuitBreakers {
     const states = new Map<string, CircuitState>();
     for (const [name, circuit] of this.circuits) states.set(name, stateAt(circuit, now));
     return states;
+  }
+
+  /**
+   * What the circuit of the target named `name` (`provider/model`) is now, read only, for the
+   * status page: its state, the consecutive failures counted while closed, and the ms until an
+   * open circuit admits its probe (0 once it does; undefined while closed).
+   */
+  inspect(name: string): CircuitView {
+    const circuit = this.circuits.get(name);
+    if (circuit === undefined) return { state: "closed", failures: 0 };
+    if (circuit.openUntil === 0) return { state: "closed", failures: circuit.failures };
+    const left = circuit.openUntil - this.now();
+    return left > 0 ? { state: "open", failures: circuit.failures, probeInMs: left } : { state: "half-open", failures: circuit.failures, probeInMs: 0 };
   }
 
   /**

@@ -10,6 +10,7 @@ import { createReadyzHandler } from "../health/endpoint.ts";
 import { createImageHandlers } from "../images/endpoint.ts";
 import { createModelsHandler } from "../models/endpoint.ts";
 import { createResponsesHandlers } from "../responses/endpoint.ts";
+import { createStatusPageHandlers } from "../status-page/endpoint.ts";
 import { createStoredCompletionHandlers } from "../stored/endpoint.ts";
 import { jsonTextReply } from "./reply.ts";
 import type { Handler, Route } from "./route-handlers.ts";
@@ -34,6 +35,7 @@ export function createRoutes(ctx: AppContext): Route[] {
   const stored = createStoredCompletionHandlers(ctx);
   const responses = createResponsesHandlers(ctx);
   const images = createImageHandlers(ctx);
+  const statusPage = createStatusPageHandlers(ctx);
   const openApi = jsonTextReply(openApiJson());
   const openApiDocument = () => openApi;
   return [
@@ -56,5 +58,8 @@ export function createRoutes(ctx: AppContext): Route[] {
     { path: "/openapi.json", methods: getAndHead(openApiDocument) },
     // Admin keys only, outside /v1 as Prometheus expects (README, "Metrics").
     { path: "/metrics", methods: getAndHead(requireAdmin(ctx.authenticate, createMetricsHandler(ctx))) },
+    // The page asks for an admin key itself; its figures need one (README, "Status page").
+    { path: "/ui", methods: getAndHead(statusPage.page) },
+    { path: "/ui/status.json", methods: getAndHead(statusPage.status) },
   ];
 }

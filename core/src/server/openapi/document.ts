@@ -11,6 +11,7 @@ import { responsesRequestSchema } from "../../schemas/responses-request.ts";
 import { ERROR_REPLIES, HEADERS, KEY_OR_TOKEN, PARAMETERS, SECURITY_SCHEMES, type OpenApiObject } from "./components.ts";
 import { PATHS } from "./paths.ts";
 import { REPLY_SCHEMAS } from "./reply-schemas.ts";
+import { STATUS_SCHEMAS } from "./status-schemas.ts";
 
 /** The version of the interface the document describes (docs/interface.md, "OpenAPI description"), not the package's. */
 export const INTERFACE_VERSION = "0.1.0";
@@ -47,10 +48,11 @@ export function buildOpenApiDocument() {
       { name: "models", description: "The served models." },
       { name: "service", description: "The router itself; no credential." },
       { name: "admin", description: "The router's operation: an API key with `admin: true` only." },
+      { name: "operations", description: "The status page: the page is public, its figures need an admin key." },
     ],
     paths: PATHS,
     components: {
-      schemas: { ...REQUEST_SCHEMAS, ...REPLY_SCHEMAS },
+      schemas: { ...REQUEST_SCHEMAS, ...REPLY_SCHEMAS, ...STATUS_SCHEMAS },
       responses: ERROR_REPLIES,
       parameters: PARAMETERS,
       headers: HEADERS,

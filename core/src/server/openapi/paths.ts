@@ -238,4 +238,26 @@ export const PATHS: Readonly<Record<string, PathItem>> = {
       ...errorReplies(401, 403),
     },
   }),
+  "/ui": getAndHead({
+    operationId: "getStatusPage",
+    summary: "The status page: HTML that asks for an admin key and shows the figures of `/ui/status.json`",
+    tags: ["operations"],
+    security: PUBLIC,
+    responses: {
+      "200": {
+        description: "The page, its style and script inline; its content security policy allows only them and requests to the router.",
+        headers: { "x-request-id": ref("headers", "RequestId"), "content-security-policy": { description: "The page's own script and style, by hash.", schema: { type: "string" } } },
+        content: { "text/html": {} },
+      },
+      ...errorReplies(),
+    },
+  }),
+  "/ui/status.json": getAndHead({
+    operationId: "getStatus",
+    summary: "The status page's figures: this router's last hour and day, its targets' circuits, the rate limits",
+    description: "An admin key only (`admin: true`): another valid key is 403 `admin_required`.",
+    tags: ["operations"],
+    security: ADMIN_KEY,
+    responses: { "200": jsonReply("The figures, true now (`cache-control: no-store`).", "Status"), ...errorReplies(401, 403) },
+  }),
 };

@@ -33,6 +33,8 @@ export {
   type StoredImage,
 } from "./plugins/storage-contract.ts";
 export {
+  costUnits,
+  COST_UNITS_PER_USD,
   defineRateLimiter,
   type RateLimitAcquire,
   type RateLimitDecision,

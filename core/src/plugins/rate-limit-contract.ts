@@ -22,8 +22,11 @@ export interface RateLimitSubject {
 export interface RateLimitRule {
   /** The counter's name, unique per scope and value: `app:my-app`, `developer:alice`, `provider:openai`. */
   key: string;
-  /** Requests allowed in any window of `windowMs`. */
-  requests: number;
+  /**
+   * Requests allowed in any window of `windowMs`; absent when only tokens or cost are limited (a
+   * budget over 30 days), and then the limiter keeps no log of the requests.
+   */
+  requests?: number;
   /** Tokens allowed in any window of `windowMs`; absent when only requests are limited. */
   tokens?: number;
   /** A budget: USD allowed in any window of `windowMs` (more than 0); absent when spending is not limited. */
@@ -34,10 +37,10 @@ export interface RateLimitRule {
 
 /** A rule's counters right after a decision, for the `x-ratelimit-*` headers. */
 export interface RateLimitRuleState {
-  /** Requests still allowed in the window (after this one, when it was counted). */
-  remainingRequests: number;
-  /** Ms until the oldest request counted in the window leaves it (0 when none is counted). */
-  resetRequestsMs: number;
+  /** Only for a rule with `requests`: requests still allowed in the window (after this one, when it was counted). */
+  remainingRequests?: number;
+  /** Only for a rule with `requests`: ms until the oldest request counted in the window leaves it (0 when none is counted). */
+  resetRequestsMs?: number;
   /** Only for a rule with `tokens`: tokens still allowed, the reservation of this request deducted. */
   remainingTokens?: number;
   /** Only for a rule with `tokens`: ms until the oldest tokens counted in the window leave it. */
@@ -116,7 +119,7 @@ export function costUnits(usd: number | undefined): number {
  * A rate-limit backend (`rate_limit.plugin`, README "Rate limits"). Every limiter keeps the same
  * rules, so the two built-in ones behave alike and a test of one describes the other:
  * - a sliding window per rule: at most `requests` requests, `tokens` tokens and `cost` USD in any
- *   `windowMs`;
+ *   `windowMs`, each only when the rule sets it;
  * - a request is admitted when every rule has room for one more request, and for its reservations on
  *   top of the tokens and cost counted (with nothing reserved, while less than the limit is counted);
  * - admission is all-or-nothing and atomic: concurrent calls never both take the last unit;

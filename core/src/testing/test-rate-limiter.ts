@@ -234,6 +234,21 @@ export function testRateLimiter({ name, create, skip }: RateLimiterConformanceOp
       expect((await reserveCost(l, [plain], 5)).allowed).toBe(true);
     });
 
+    it("keeps no count of requests for a rule without `requests`: a budget alone", async () => {
+      const l = await limiter();
+      const base = keys();
+      const budget = { key: `${base}:only-cost`, cost: 1, windowMs: 60_000 };
+      const both = { key: `${base}:with-requests`, requests: 3, windowMs: 60_000 };
+      const decisions = [];
+      for (let i = 0; i < 5; i++) decisions.push(await reserveCost(l, [budget], 0.1, `alone-${i}`));
+      expect(decisions.every((d) => d.allowed)).toBe(true);
+      expect(decisions[4]!.states[0]!.remainingRequests).toBeUndefined();
+      expect(decisions[4]!.states[0]!.resetRequestsMs).toBeUndefined();
+      expect(decisions[4]!.states[0]!.remainingCost).toBeCloseTo(0.5, 9);
+      const mixed = await reserveCost(l, [budget, both], 0.1);
+      expect(mixed.states.map((s) => s.remainingRequests)).toEqual([undefined, 2]);
+    });
+
     it("lets cost slide out of the window too", async () => {
       const l = await limiter();
       const rule = { key: `${keys()}:costslide`, requests: 100, cost: 1, windowMs: 400 };

@@ -1,7 +1,8 @@
 /**
  * One counter of the in-process limiter: the requests, token amounts and cost amounts counted in a
  * sliding window, each with its time. The log is exact (at most `requests` in any window, never an
- * estimate) and holds at most about `requests` entries, since refused requests are not logged.
+ * estimate) and holds at most about `requests` entries, since refused requests are not logged (and
+ * none for a rule without `requests`).
  * Cost is counted in whole nano-dollars (`costUnits`), so its sum never drifts.
  */
 import { COST_UNITS_PER_USD, costUnits, type RateLimitRule, type RateLimitRuleState } from "@modelmux/core";
@@ -37,7 +38,7 @@ export class SlidingLog {
   /** Ms until the log admits one more request. */
   private requestsRetry(rule: RateLimitRule, now: number): number {
     const count = this.requests.length - this.requestsHead;
-    if (count < rule.requests) return 0;
+    if (rule.requests === undefined || count < rule.requests) return 0;
     return this.requests[this.requestsHead + count - rule.requests]! + this.windowMs - now;
   }
 
@@ -51,7 +52,7 @@ export class SlidingLog {
 
   /** Counts an admitted request and its reservations. */
   count(rule: RateLimitRule, id: string, reserved: Reserved, now: number): void {
-    this.requests.push(now);
+    if (rule.requests !== undefined) this.requests.push(now);
     if (rule.tokens !== undefined && reserved.tokens > 0) this.tokens.add(reserved.tokens, now, id);
     if (rule.cost !== undefined && reserved.costUnits > 0) this.cost.add(reserved.costUnits, now, id);
   }
@@ -70,12 +71,12 @@ export class SlidingLog {
 
   /** The rule's counters as they are now, for the headers. */
   state(rule: RateLimitRule, now: number, retryAfterMs: number): RateLimitRuleState {
-    const count = this.requests.length - this.requestsHead;
-    const state: RateLimitRuleState = {
-      remainingRequests: Math.max(0, rule.requests - count),
-      resetRequestsMs: count === 0 ? 0 : this.requests[this.requestsHead]! + this.windowMs - now,
-      retryAfterMs,
-    };
+    const state: RateLimitRuleState = { retryAfterMs };
+    if (rule.requests !== undefined) {
+      const count = this.requests.length - this.requestsHead;
+      state.remainingRequests = Math.max(0, rule.requests - count);
+      state.resetRequestsMs = count === 0 ? 0 : this.requests[this.requestsHead]! + this.windowMs - now;
+    }
     if (rule.tokens !== undefined) {
       const oldest = this.tokens.oldestAt();
       state.remainingTokens = Math.max(0, rule.tokens - this.tokens.sum);

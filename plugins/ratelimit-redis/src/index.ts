@@ -70,7 +70,8 @@ function toDecision(reply: number[], rules: readonly RateLimitRule[]): RateLimit
       2 + i * PER_RULE,
       2 + (i + 1) * PER_RULE,
     ) as number[];
-    const state: RateLimitRuleState = { remainingRequests: remainingRequests!, resetRequestsMs: resetRequestsMs!, retryAfterMs: retryAfterMs! };
+    const state: RateLimitRuleState = { retryAfterMs: retryAfterMs! };
+    if (rule.requests !== undefined) Object.assign(state, { remainingRequests, resetRequestsMs });
     if (rule.tokens !== undefined) Object.assign(state, { remainingTokens, resetTokensMs });
     if (rule.cost !== undefined) {
       Object.assign(state, { remainingCost: remainingUnits! / COST_UNITS_PER_USD, countedCost: countedUnits! / COST_UNITS_PER_USD, resetCostMs });
@@ -134,7 +135,7 @@ export async function createRedisLimiter(options: RedisLimiterOptions, logger: P
       const args: Array<string | number> = [id, reservedTokens, costUnits(reservedCost)];
       for (const rule of rules) {
         keys.push(...keysOf(rule.key));
-        args.push(rule.requests, rule.tokens ?? -1, rule.cost === undefined ? -1 : costUnits(rule.cost), rule.windowMs);
+        args.push(rule.requests ?? -1, rule.tokens ?? -1, rule.cost === undefined ? -1 : costUnits(rule.cost), rule.windowMs);
       }
       try {
         const reply = await scripts.modelmuxAcquire(keys.length, ...keys, ...args);

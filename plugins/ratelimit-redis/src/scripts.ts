@@ -5,7 +5,8 @@
  *
  * Per rule, five keys (`<prefix><rule key>:` + `r`, `t`, `s`, `c`, `cs`), all expiring one window
  * after their last write, so a quiet app or developer leaves nothing behind:
- * - `r`: a sorted set of the requests in the window, member = request id, score = time in ms;
+ * - `r`: a sorted set of the requests in the window, member = request id, score = time in ms (none
+ *   for a rule without `requests`);
  * - `t`: a sorted set of token amounts, member = `<id>:<tokens>` (a reservation) or
  *   `<id>:u:<tokens>` (used tokens), score = time in ms;
  * - `s`: the sum of the amounts in `t`, kept in step with it, so a decision never adds them up;
@@ -25,10 +26,10 @@ end
 
 /**
  * KEYS: r, t, s, c, cs per rule. ARGV: id, reserved tokens, reserved cost units, then per rule:
- * requests, tokens (-1: none), cost units (-1: none), window ms. Returns: allowed (1/0), retry ms,
+ * requests, tokens, cost units (each -1: not limited), window ms. Returns: allowed (1/0), retry ms,
  * then per rule: remaining requests, reset ms, remaining tokens, counted tokens, reset tokens ms,
- * remaining cost units, counted cost units, reset cost ms (the last six -1 when the rule has no
- * such limit), retry ms.
+ * remaining cost units, counted cost units, reset cost ms (-1 for what the rule does not limit),
+ * retry ms.
  */
 export const ACQUIRE = `
 local t = redis.call('TIME')
@@ -80,12 +81,14 @@ for i = 1, n do
   local limit, win = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 4])
   local cutoff = now - win
   local rk = KEYS[k + 1]
-  redis.call('ZREMRANGEBYSCORE', rk, '-inf', cutoff)
-  local count = redis.call('ZCARD', rk)
-  local retry = 0
-  if count >= limit then
-    local entry = redis.call('ZRANGE', rk, count - limit, count - limit, 'WITHSCORES')
-    retry = tonumber(entry[2]) + win - now
+  local count, retry = 0, 0
+  if limit >= 0 then
+    redis.call('ZREMRANGEBYSCORE', rk, '-inf', cutoff)
+    count = redis.call('ZCARD', rk)
+    if count >= limit then
+      local entry = redis.call('ZRANGE', rk, count - limit, count - limit, 'WITHSCORES')
+      retry = tonumber(entry[2]) + win - now
+    end
   end
   sums[i] = {}
   for kind, m in ipairs(kinds) do
@@ -107,17 +110,22 @@ for i = 1, n do
   local k, a = 5 * (i - 1), 4 * (i - 1) + 3
   local limit, win = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 4])
   local rk = KEYS[k + 1]
-  local count = counts[i]
-  if allowed then
-    redis.call('ZADD', rk, now, id)
-    redis.call('PEXPIRE', rk, win)
-    count = count + 1
+  if limit >= 0 then
+    local count = counts[i]
+    if allowed then
+      redis.call('ZADD', rk, now, id)
+      redis.call('PEXPIRE', rk, win)
+      count = count + 1
+    end
+    local reset = 0
+    local oldest = redis.call('ZRANGE', rk, 0, 0, 'WITHSCORES')
+    if #oldest > 0 then reset = tonumber(oldest[2]) + win - now end
+    out[#out + 1] = math.max(0, limit - count)
+    out[#out + 1] = reset
+  else
+    out[#out + 1] = -1
+    out[#out + 1] = -1
   end
-  local reset = 0
-  local oldest = redis.call('ZRANGE', rk, 0, 0, 'WITHSCORES')
-  if #oldest > 0 then reset = tonumber(oldest[2]) + win - now end
-  out[#out + 1] = math.max(0, limit - count)
-  out[#out + 1] = reset
   for kind, m in ipairs(kinds) do
     local alimit = tonumber(ARGV[a + 1 + m.limit])
     if alimit >= 0 then

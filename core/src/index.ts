@@ -20,7 +20,7 @@ export type { Principal } from "./server/auth/authenticate.ts";
 export { loadConfigFile, readConfigFile, type ConfigFile, type LoadedConfigFile } from "./config/load-config.ts";
 export { ConfigError } from "./config/config-error.ts";
 export { createLogger, type Logger, type LoggerOptions } from "./logger.ts";
-export { defineProvider, defineStorage, defineRateLimiter } from "./plugin.ts";
+export { defineProvider, defineStorage, defineRateLimiter, costUnits, COST_UNITS_PER_USD } from "./plugin.ts";
 export type {
   JsonSchema,
   PluginContext,

@@ -37,6 +37,8 @@ export {
   type UsageRow,
 } from "./plugins/storage-contract.ts";
 export {
+  costUnits,
+  COST_UNITS_PER_USD,
   defineRateLimiter,
   type RateLimitAcquire,
   type RateLimitDecision,

@@ -1,9 +1,10 @@
 /**
  * Resolves `rate_limit` and `providers.<name>.rate_limit` (README, "Rate limits") into the policy
- * the core applies: windows in ms, overrides in maps. Undefined when the config sets no limit at
- * all.
+ * the core applies: windows in ms, overrides in maps, budgets checked against `pricing`. Undefined
+ * when the config sets no limit at all.
  */
 import type { LimitSpec, RateLimitPolicy } from "../rate-limit/policy.ts";
+import { appendKey } from "../validation/error-path.ts";
 import { ConfigError } from "./config-error.ts";
 import type { LimitConfig, ModelmuxConfig } from "./types.ts";
 import { parseDuration } from "./units.ts";
@@ -18,33 +19,55 @@ export interface ResolvedRateLimits {
   policy: RateLimitPolicy;
 }
 
-function limitSpec(limit: LimitConfig, path: string): LimitSpec {
+/**
+ * The providers with a price for at least one of their models: a budget counts priced models only
+ * (README, "Budgets"), so one that could never count anything is refused rather than left to
+ * admit everything.
+ */
+function pricedProviders(config: ModelmuxConfig): Set<string> {
+  return new Set(Object.keys(config.pricing ?? {}).map((model) => model.slice(0, model.indexOf("/"))));
+}
+
+/** `provider` limits one provider's requests; undefined for an app's or a developer's. */
+function limitSpec(limit: LimitConfig, path: string, priced: ReadonlySet<string>, provider?: string): LimitSpec {
   const windowMs = parseDuration(limit.window);
   if (!(windowMs > 0)) throw new ConfigError(`${path}.window: must be longer than 0 (e.g. 60s)`);
-  const spec: LimitSpec = { requests: limit.requests, windowMs };
+  if (limit.requests === undefined && limit.tokens === undefined && limit.cost === undefined) {
+    throw new ConfigError(`${path}: must set requests, tokens or cost (at least one) besides window`);
+  }
+  const spec: LimitSpec = { windowMs };
+  if (limit.requests !== undefined) spec.requests = limit.requests;
   if (limit.tokens !== undefined) spec.tokens = limit.tokens;
+  if (limit.cost !== undefined) {
+    if (provider === undefined ? priced.size === 0 : !priced.has(provider)) {
+      const which = provider === undefined ? "no model" : `no model of provider '${provider}'`;
+      throw new ConfigError(`${path}.cost: a budget counts the cost of priced models only, and pricing names ${which}: it would never count anything (add prices under pricing)`);
+    }
+    spec.cost = limit.cost;
+  }
   return spec;
 }
 
-function overrides(entries: Record<string, LimitConfig | false> | undefined, path: string): Map<string, LimitSpec | null> {
+function overrides(entries: Record<string, LimitConfig | false> | undefined, path: string, priced: ReadonlySet<string>): Map<string, LimitSpec | null> {
   const map = new Map<string, LimitSpec | null>();
-  for (const [name, limit] of Object.entries(entries ?? {})) map.set(name, limit === false ? null : limitSpec(limit, `${path}.${name}`));
+  for (const [name, limit] of Object.entries(entries ?? {})) map.set(name, limit === false ? null : limitSpec(limit, appendKey(path, name), priced));
   return map;
 }
 
 export function resolveRateLimits(config: ModelmuxConfig): ResolvedRateLimits | undefined {
   const block = config.rate_limit;
+  const priced = pricedProviders(config);
   const providers = new Map<string, LimitSpec>();
   for (const [name, provider] of Object.entries(config.providers)) {
-    if (provider.rate_limit) providers.set(name, limitSpec(provider.rate_limit, `providers.${name}.rate_limit`));
+    if (provider.rate_limit) providers.set(name, limitSpec(provider.rate_limit, `providers.${name}.rate_limit`, priced, name));
   }
   if (!block && providers.size === 0) return undefined;
   const policy: RateLimitPolicy = {
-    apps: overrides(block?.apps, "rate_limit.apps"),
-    developers: overrides(block?.developers, "rate_limit.developers"),
+    apps: overrides(block?.apps, "rate_limit.apps", priced),
+    developers: overrides(block?.developers, "rate_limit.developers", priced),
     providers,
   };
-  if (block?.app) policy.app = limitSpec(block.app, "rate_limit.app");
-  if (block?.developer) policy.developer = limitSpec(block.developer, "rate_limit.developer");
+  if (block?.app) policy.app = limitSpec(block.app, "rate_limit.app", priced);
+  if (block?.developer) policy.developer = limitSpec(block.developer, "rate_limit.developer", priced);
   return { plugin: block?.plugin ?? DEFAULT_RATE_LIMIT_PLUGIN, options: block?.options ?? {}, policy };
 }

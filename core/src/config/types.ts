@@ -7,12 +7,14 @@ export type Duration = number | string;
 export type Size = number | string;
 
 /**
- * A rate limit (README, "Rate limits"): at most `requests` requests, and `tokens` tokens, in any
- * `window`.
+ * A rate limit (README, "Rate limits"): at most `requests` requests, `tokens` tokens and `cost` USD
+ * in any `window`; at least one of the three.
  */
 export interface LimitConfig {
-  requests: number;
+  requests?: number;
   tokens?: number;
+  /** A budget: USD spent in any `window` (README, "Budgets"). */
+  cost?: number;
   window: Duration;
 }
 

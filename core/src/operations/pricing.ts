@@ -34,6 +34,17 @@ function count(value: number | null | undefined): number {
 }
 
 /**
+ * The cost in USD of `usage` at `price` (cached prompt tokens at `cached_input`).
+ * @example costAt({ input: 2.5, output: 10 }, { prompt_tokens: 1000, completion_tokens: 100 }) // 0.0035
+ */
+export function costAt(price: Price, usage: PricedUsage): number {
+  const input = count(usage.prompt_tokens ?? usage.input_tokens);
+  const cached = Math.min(input, count(usage.prompt_tokens_details?.cached_tokens ?? usage.input_tokens_details?.cached_tokens));
+  const output = count(usage.completion_tokens ?? usage.output_tokens);
+  return ((input - cached) * price.input + cached * (price.cached_input ?? price.input) + output * price.output) * PER_TOKEN;
+}
+
+/**
  * The pricing of a config's `pricing` block (checked by the config schema; keys are `provider/model`).
  * @example
  * createPricing({ "openai/gpt-4o": { input: 2.5, output: 10 } }).costOf("openai/gpt-4o", { prompt_tokens: 1000, completion_tokens: 100 }) // 0.0035
@@ -45,11 +56,7 @@ export function createPricing(prices: Readonly<Record<string, Price>> | undefine
     costOf(model, usage) {
       if (model === undefined || !usage || table.size === 0) return undefined;
       const price = table.get(model);
-      if (price === undefined) return undefined;
-      const input = count(usage.prompt_tokens ?? usage.input_tokens);
-      const cached = Math.min(input, count(usage.prompt_tokens_details?.cached_tokens ?? usage.input_tokens_details?.cached_tokens));
-      const output = count(usage.completion_tokens ?? usage.output_tokens);
-      return ((input - cached) * price.input + cached * (price.cached_input ?? price.input) + output * price.output) * PER_TOKEN;
+      return price === undefined ? undefined : costAt(price, usage);
     },
   };
 }

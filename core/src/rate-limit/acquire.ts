@@ -6,12 +6,17 @@
  */
 import { randomBytes } from "node:crypto";
 import type { ConsolaInstance } from "consola";
-import { ModelmuxError, rateLimited } from "../errors.ts";
+import { costAt, type PricedUsage } from "../operations/pricing.ts";
 import type { Exchange } from "../server/exchange.ts";
-import type { RateLimitDecision, RateLimiter } from "../plugin.ts";
-import { formatReset, rateLimitHeaders } from "./headers.ts";
+import { costUnits, type RateLimitDecision, type RateLimiter } from "../plugin.ts";
+import { costReservation, type CostEstimate, type TargetPrice } from "./cost-reservation.ts";
+import { rateLimitHeaders } from "./headers.ts";
 import { LatestRateLimitStates } from "./latest-states.ts";
 import { rulesFor, type RateLimitPolicy, type RateLimitScope, type ScopedRule } from "./policy.ts";
+import { refusal, tooCostly, tooLarge } from "./refusal.ts";
+
+export { isProviderRefusal } from "./refusal.ts";
+export type { TargetPrice } from "./cost-reservation.ts";
 
 /** The limiter and the limits of a router; built once by `createRouter`. */
 export interface RateLimits {
@@ -78,6 +83,12 @@ export interface RateLimitInput {
   /** Tokens to hold until `settle`, usually `tokenReservation(body)`. Default: none. */
   reserve?: TokenReservation;
   /**
+   * The target's model and price (`pricing`), for budgets (README, "Budgets"): what the request
+   * could cost there is held until `settle`, which counts its usage at that price. Without one the
+   * request holds and counts no cost.
+   */
+  price?: TargetPrice;
+  /**
    * Only the provider's limit: a request's later attempts, which its app and developer limits
    * counted once already (docs/interface.md, "Routing and resilience"). Its headers are not the reply's.
    */
@@ -92,65 +103,28 @@ export interface RateLimitGrant {
    */
   headers: Readonly<Record<string, string>>;
   /**
-   * Counts the reply's real usage in place of the reservation. Call it exactly once the reply is
-   * complete (JSON, or the stream's end), and also when the call failed or the client left (with no
-   * usage: the reservation is released). Later calls are ignored; it never throws.
+   * Counts the reply's real usage (its tokens, and its cost at the grant's price) in place of the
+   * reservations. Call it exactly once the reply is complete (JSON, or the stream's end), and also
+   * when the call failed or the client left (with no usage: the reservations are released). Later
+   * calls are ignored; it never throws.
+   *
+   * `answeredBy`: another target answered than the one the grant was taken for (a fallback). The
+   * usage then counts for the app and developer at that target's price, and nothing for this
+   * grant's provider, whose call failed (its reservations are released).
    */
-  settle(usage?: TokenUsage | null): void;
+  settle(usage?: TokenUsage | null, answeredBy?: { price: TargetPrice | undefined }): void;
 }
 
 const NO_LIMIT: RateLimitGrant = Object.freeze({ headers: Object.freeze({}), settle() {} });
 
-function seconds(ms: number): string {
-  return formatReset(Math.max(ms, 1000));
-}
-
-function describeLimit(rule: ScopedRule, what: "requests" | "tokens"): string {
-  const amount = what === "requests" ? rule.requests : rule.tokens;
-  return `${rule.scope} '${rule.name}': ${amount} ${what} per ${formatReset(rule.windowMs)}`;
-}
-
-function refusal(limits: RateLimits, rules: readonly ScopedRule[], decision: RateLimitDecision, headers: Record<string, string>) {
-  const retry = { ...headers, "retry-after-ms": String(Math.max(1, Math.ceil(decision.retryAfterMs))) };
-  if (decision.unavailable) {
-    limits.onRefusal?.("unavailable");
-    return rateLimited(
-      `The rate limiter's store is unreachable and it is set to refuse requests until it is back (fail-closed). Try again in ${seconds(decision.retryAfterMs)}.`,
-      decision.retryAfterMs / 1000,
-      retry,
-    );
-  }
+/** The scope of the limit that refused (the one that frees up last), for the metrics; `unavailable` when the store was down. */
+function refusalScope(rules: readonly ScopedRule[], decision: RateLimitDecision): RefusalScope {
+  if (decision.unavailable) return "unavailable";
   let worst = 0;
   decision.states.forEach((state, i) => {
     if (state.retryAfterMs > decision.states[worst]!.retryAfterMs) worst = i;
   });
-  const rule = rules[worst]!;
-  const state = decision.states[worst]!;
-  limits.onRefusal?.(rule.scope);
-  const what = state.remainingRequests <= 0 || rule.tokens === undefined ? "requests" : "tokens";
-  const error = rateLimited(`Rate limit reached for ${describeLimit(rule, what)}. Try again in ${seconds(decision.retryAfterMs)}.`, decision.retryAfterMs / 1000, retry);
-  if (rule.scope === "provider") providerRefusals.add(error);
-  return error;
-}
-
-/** The refusals whose limit was a provider's: the request may go to another target (`routing/routed-call.ts`). */
-const providerRefusals = new WeakSet<ModelmuxError>();
-
-/** Whether `error` is a 429 of ours because a provider's own limit is full. */
-export function isProviderRefusal(error: unknown): boolean {
-  return error instanceof ModelmuxError && providerRefusals.has(error);
-}
-
-/** A reservation that no window could ever hold: the request can never pass, so it is told why. */
-function tooLarge(rule: ScopedRule, reserve: TokenReservation) {
-  const field = reserve.param ?? "the token reservation";
-  return new ModelmuxError(`Request too large for ${describeLimit(rule, "tokens")}: ${field} is ${reserve.tokens}. Lower ${field}.`, {
-    status: 429,
-    type: "rate_limit_error",
-    code: "rate_limit_exceeded",
-    param: reserve.param ?? null,
-    headers: { "retry-after": String(Math.max(1, Math.ceil(rule.windowMs / 1000))) },
-  });
+  return rules[worst]?.scope ?? "app";
 }
 
 /**
@@ -165,7 +139,8 @@ function tooLarge(rule: ScopedRule, reserve: TokenReservation) {
  * call failed or the client left, which releases the reserved tokens.
  *
  * @throws 429 `rate_limit_error` / `rate_limit_exceeded` with `retry-after`, `retry-after-ms` and
- *   the `x-ratelimit-*` headers, when any limit is reached; nothing is counted then.
+ *   the `x-ratelimit-*` headers, when any limit is reached or a budget has too little left for
+ *   what the request could cost; nothing is counted then.
  * @example
  * const grant = await acquireRateLimit(x, { provider: entry.provider, reserve: tokenReservation(request) });
  * try {
@@ -189,31 +164,52 @@ async function acquire(limits: RateLimits, x: Exchange, input: RateLimitInput): 
   if (input.providerOnly) rules = rules.filter((rule) => rule.scope === "provider");
   if (rules.length === 0) return NO_LIMIT;
   const reserve = input.reserve ?? { tokens: 0 };
+  const budgets = rules.some((rule) => rule.cost !== undefined);
+  // A model without a price holds no cost: a budget counts priced models only (README, "Budgets").
+  const estimate: CostEstimate | undefined = budgets && input.price ? costReservation(input.price.price, reserve, x.bodyBytes ?? 0) : undefined;
   for (const rule of rules) {
     if (rule.tokens !== undefined && reserve.tokens > rule.tokens) {
       limits.onRefusal?.(rule.scope);
       throw tooLarge(rule, reserve);
     }
+    if (estimate && rule.cost !== undefined && costUnits(estimate.usd) > costUnits(rule.cost)) {
+      limits.onRefusal?.(rule.scope);
+      throw tooCostly(rule, reserve, estimate, input.price!);
+    }
   }
   const id = limits.nextId();
   const reservedTokens = rules.some((rule) => rule.tokens !== undefined) ? reserve.tokens : 0;
-  const decision = await limits.limiter.acquire({ id, rules, reservedTokens });
+  const reservedCost = estimate?.usd ?? 0;
+  const decision = await limits.limiter.acquire({ id, rules, reservedTokens, reservedCost });
   limits.latest.record(rules, decision.states);
   const headers = rateLimitHeaders(rules, decision.states);
-  if (!decision.allowed) throw refusal(limits, rules, decision, headers);
+  if (!decision.allowed) {
+    limits.onRefusal?.(refusalScope(rules, decision));
+    throw refusal(rules, decision, headers, estimate);
+  }
   if (!input.providerOnly) x.rateLimitHeaders = headers;
 
-  const countsTokens = !decision.unavailable && rules.some((rule) => rule.tokens !== undefined);
+  const counts = !decision.unavailable && (budgets || rules.some((rule) => rule.tokens !== undefined));
   let settled = false;
+  const send = (counted: readonly ScopedRule[], usedTokens: number, usedCost: number) => {
+    limits.limiter.settle({ id, rules: counted, reservedTokens, reservedCost, usedTokens, usedCost }).catch((error: unknown) => {
+      limits.logger.warn("settling a rate-limit reservation failed", { request_id: x.requestId }, error);
+    });
+  };
   return {
     headers,
-    settle(usage) {
+    settle(usage, answeredBy) {
       if (settled) return;
       settled = true;
-      if (!countsTokens) return;
-      limits.limiter.settle({ id, rules, reservedTokens, usedTokens: totalTokens(usage) }).catch((error: unknown) => {
-        limits.logger.warn("settling a rate-limit reservation failed", { request_id: x.requestId }, error);
-      });
+      if (!counts) return;
+      const price = answeredBy ? answeredBy.price : input.price;
+      const usedTokens = totalTokens(usage);
+      // Chat and responses usage carry their cached-token details; an image's has none of that name.
+      const usedCost = budgets && price && usage ? costAt(price.price, usage as PricedUsage) : 0;
+      if (!answeredBy) return send(rules, usedTokens, usedCost);
+      const own = rules.filter((rule) => rule.scope !== "provider");
+      if (own.length > 0) send(own, usedTokens, usedCost);
+      if (own.length < rules.length) send(rules.filter((rule) => rule.scope === "provider"), 0, 0);
     },
   };
 }

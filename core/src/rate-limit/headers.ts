@@ -2,7 +2,7 @@
  * The `x-ratelimit-*` headers (docs/interface.md, "Rate limits"), made from a decision's rule
  * states. With several rules (app, developer, provider) each header pair describes the rule with
  * the least left, the one a client runs into first; the `-tokens` forms appear only when some rule
- * limits tokens. Reset times use OpenAI's notation (`1s`, `250ms`, `6m0s`), so clients that parse
+ * limits tokens, the `-cost` forms (USD) only when some rule is a budget. Reset times use OpenAI's notation (`1s`, `250ms`, `6m0s`), so clients that parse
  * OpenAI's headers read ours.
  */
 import type { RateLimitRule, RateLimitRuleState } from "../plugin.ts";
@@ -35,19 +35,36 @@ function tightest(states: readonly RateLimitRuleState[], remaining: (s: RateLimi
   return best;
 }
 
+/**
+ * An amount of USD as the `-cost` headers write it: a plain decimal to the nano-dollar the limiters
+ * count in, without trailing zeros.
+ * @example usdHeader(50) // "50"; usdHeader(0.0421) // "0.0421"
+ */
+export function usdHeader(usd: number): string {
+  return Math.max(0, usd).toFixed(9).replace(/\.?0+$/, "");
+}
+
 /** The `x-ratelimit-*` headers for `rules` and their `states` (same order); empty without states. */
 export function rateLimitHeaders(rules: readonly RateLimitRule[], states: readonly RateLimitRuleState[]): Record<string, string> {
   const headers: Record<string, string> = {};
-  const r = tightest(states, (s) => s.remainingRequests, (s) => s.resetRequestsMs);
-  if (r < 0) return headers;
-  headers["x-ratelimit-limit-requests"] = String(rules[r]!.requests);
-  headers["x-ratelimit-remaining-requests"] = String(Math.max(0, states[r]!.remainingRequests));
-  headers["x-ratelimit-reset-requests"] = formatReset(states[r]!.resetRequestsMs);
+  if (states.length === 0) return headers;
+  const r = tightest(states, (s) => s.remainingRequests, (s) => s.resetRequestsMs ?? 0);
+  if (r >= 0 && rules[r]!.requests !== undefined) {
+    headers["x-ratelimit-limit-requests"] = String(rules[r]!.requests);
+    headers["x-ratelimit-remaining-requests"] = String(Math.max(0, states[r]!.remainingRequests!));
+    headers["x-ratelimit-reset-requests"] = formatReset(states[r]!.resetRequestsMs ?? 0);
+  }
   const t = tightest(states, (s) => s.remainingTokens, (s) => s.resetTokensMs ?? 0);
   if (t >= 0 && rules[t]!.tokens !== undefined) {
     headers["x-ratelimit-limit-tokens"] = String(rules[t]!.tokens);
     headers["x-ratelimit-remaining-tokens"] = String(Math.max(0, states[t]!.remainingTokens!));
     headers["x-ratelimit-reset-tokens"] = formatReset(states[t]!.resetTokensMs ?? 0);
+  }
+  const c = tightest(states, (s) => s.remainingCost, (s) => s.resetCostMs ?? 0);
+  if (c >= 0 && rules[c]!.cost !== undefined) {
+    headers["x-ratelimit-limit-cost"] = usdHeader(rules[c]!.cost!);
+    headers["x-ratelimit-remaining-cost"] = usdHeader(states[c]!.remainingCost!);
+    headers["x-ratelimit-reset-cost"] = formatReset(states[c]!.resetCostMs ?? 0);
   }
   return headers;
 }

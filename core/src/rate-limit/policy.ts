@@ -5,10 +5,11 @@
  */
 import type { RateLimitRule, RateLimitSubject } from "../plugin.ts";
 
-/** One limit with its window in ms. */
+/** One limit with its window in ms: any of requests, tokens and cost (a budget, in USD). */
 export interface LimitSpec {
-  requests: number;
+  requests?: number;
   tokens?: number;
+  cost?: number;
   windowMs: number;
 }
 
@@ -41,8 +42,10 @@ function limitOf(overrides: ReadonlyMap<string, LimitSpec | null>, name: string,
 
 function rule(scope: RateLimitScope, name: string, limit: LimitSpec): ScopedRule {
   // The scope prefix keeps an app and a developer of the same name on separate counters.
-  const scoped: ScopedRule = { key: `${scope}:${name}`, scope, name, requests: limit.requests, windowMs: limit.windowMs };
+  const scoped: ScopedRule = { key: `${scope}:${name}`, scope, name, windowMs: limit.windowMs };
+  if (limit.requests !== undefined) scoped.requests = limit.requests;
   if (limit.tokens !== undefined) scoped.tokens = limit.tokens;
+  if (limit.cost !== undefined) scoped.cost = limit.cost;
   return scoped;
 }
 

@@ -11,7 +11,8 @@
 import type { AppContext } from "../app-context.ts";
 import { ModelmuxError } from "../errors.ts";
 import type { Exchange } from "../server/exchange.ts";
-import { acquireRateLimit, isProviderRefusal, type RateLimitGrant, type TokenReservation } from "../rate-limit/acquire.ts";
+import type { Pricing } from "../operations/pricing.ts";
+import { acquireRateLimit, isProviderRefusal, type RateLimitGrant, type TargetPrice, type TokenReservation } from "../rate-limit/acquire.ts";
 import { isConnectionFailure } from "../upstream/client.ts";
 import { providerCall, type CoreCall } from "../upstream/provider-call.ts";
 import { attemptsOf, runAttempts } from "./attempts.ts";
@@ -51,17 +52,23 @@ export interface Routed<T> {
 
 /**
  * The grant of a request answered by a later attempt: the usage counts for the app and developer
- * (the first grant, which also holds the first provider's reservation) and for the provider that
- * answered (its own grant).
+ * (the first grant, at the price of the target that answered; the first grant's provider, whose
+ * call failed, counts none) and for the provider that answered (its own grant).
  */
-function bothGrants(first: RateLimitGrant, answering: RateLimitGrant): RateLimitGrant {
+function bothGrants(first: RateLimitGrant, answering: RateLimitGrant, price: TargetPrice | undefined): RateLimitGrant {
   return {
     headers: first.headers,
     settle(usage) {
-      first.settle(usage);
+      first.settle(usage, { price });
       answering.settle(usage);
     },
   };
+}
+
+/** A target's price for budgets (README, "Budgets"); none for a model `pricing` does not name. */
+function priceOf(pricing: Pricing, target: Target): TargetPrice | undefined {
+  const price = pricing.priceOf(target.entry.name);
+  return price && { model: target.entry.name, price };
 }
 
 /** 504 for an attempt whose stream gave nothing to send within `first_token`. */
@@ -109,6 +116,7 @@ class RoutedRun<T> {
   constructor(
     private readonly x: Exchange,
     private readonly request: RoutedRequest<T>,
+    private readonly pricing: Pricing,
   ) {}
 
   /** One attempt on `target` (for `runAttempts`): no async frame when no limit is configured. */
@@ -121,7 +129,12 @@ class RoutedRun<T> {
     const first = this.grant === undefined && !request.providerOnly;
     let pending: RateLimitGrant | Promise<RateLimitGrant>;
     try {
-      pending = acquireRateLimit(x, { provider: entry.provider, ...(request.reserve && { reserve: request.reserve }), providerOnly: !first });
+      pending = acquireRateLimit(x, {
+        provider: entry.provider,
+        ...(request.reserve && { reserve: request.reserve }),
+        ...(x.rateLimits && { price: priceOf(this.pricing, target) }),
+        providerOnly: !first,
+      });
     } catch (error) {
       return Promise.reject(refusedAttempt(error, first));
     }
@@ -173,7 +186,7 @@ function refusedAttempt(error: unknown, first: boolean): unknown {
  * @throws what `runAttempts` throws: the last provider error, a final one, the client's abort
  */
 export function routeRequest<T>(ctx: AppContext, x: Exchange, request: RoutedRequest<T>): Promise<Routed<T>> {
-  const routed = new RoutedRun(x, request);
+  const routed = new RoutedRun(x, request, ctx.pricing);
   return runAttempts(request.targets, routed.attemptOn, { breakers: ctx.breakers, abort: x.abort, ...(request.skip && { skip: request.skip }) }).then(
     ({ value, target, attempts }) => {
       // With `providerOnly`, the answering attempt's grant is the request's.
@@ -181,7 +194,7 @@ export function routeRequest<T>(ctx: AppContext, x: Exchange, request: RoutedReq
       x.attempts = attempts;
       const headers: Record<string, string> = { ...grant.headers, "x-modelmux-attempts": String(routed.calls) };
       if (target.entry.model) headers["x-modelmux-model"] = x.model = target.entry.name;
-      return { value, target, grant: routed.grant && routed.answering ? bothGrants(grant, routed.answering) : grant, headers };
+      return { value, target, grant: routed.grant && routed.answering ? bothGrants(grant, routed.answering, priceOf(ctx.pricing, target)) : grant, headers };
     },
     (error: unknown) => {
       const attempts = attemptsOf(error);

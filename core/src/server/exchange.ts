@@ -49,6 +49,8 @@ export interface Exchange {
   requestId: string;
   /** What the request's body may weigh, in bytes (`bodyLimit` middleware); a 413 past it. */
   bodyLimit: number;
+  /** The bytes of the JSON body `readJsonBody` read: a budget's estimate of the prompt (README, "Budgets"). */
+  bodyBytes?: number;
   /** The limiter and limits that apply (`rateLimit` middleware); none without it. */
   rateLimits: RateLimits | undefined;
   /** Adds a listener told once the reply has ended (written, or abandoned): the access log's hook. */
@@ -123,6 +125,7 @@ export abstract class BaseExchange implements Exchange {
   streaming = false;
   requestId = "";
   bodyLimit = DEFAULT_BODY_LIMIT;
+  bodyBytes?: number;
   rateLimits: RateLimits | undefined = undefined;
   readonly abort = new RequestAbort();
   private parsedQuery: URLSearchParams | undefined;

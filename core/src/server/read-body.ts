@@ -28,6 +28,7 @@ export async function readJsonBody(x: Exchange): Promise<unknown> {
   const declared = x.header("content-length");
   if (declared !== undefined && Number(declared) > limit) throw bodyTooLarge(limit);
   const raw = await x.readBody(limit);
+  x.bodyBytes = raw.length;
   const start = bomLength(raw);
   if (raw.length === start) throw invalidRequest("Request body is empty; send a JSON object.", { code: "missing_field", param: null });
   const excess = findExcessNesting(raw);

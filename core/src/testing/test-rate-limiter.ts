@@ -44,6 +44,9 @@ export function testRateLimiter({ name, create, skip }: RateLimiterConformanceOp
       await Promise.all(open.splice(0).map((l) => l.close?.()));
     });
     const acquire = (l: RateLimiter, rules: RateLimitRule[], reservedTokens = 0, id = nextId()) => l.acquire({ id, rules, reservedTokens });
+    const reserveCost = (l: RateLimiter, rules: RateLimitRule[], reservedCost: number, id = nextId()) => l.acquire({ id, rules, reservedTokens: 0, reservedCost });
+    const settleCost = (l: RateLimiter, rules: RateLimitRule[], id: string, reservedCost: number, usedCost: number) =>
+      l.settle({ id, rules, reservedTokens: 0, reservedCost, usedTokens: 0, usedCost });
 
     it("is ready on a working store, when it has a `ready` hook (GET /readyz asks it)", async () => {
       await (await limiter()).ready?.();
@@ -152,6 +155,110 @@ export function testRateLimiter({ name, create, skip }: RateLimiterConformanceOp
       expect(refused.allowed).toBe(false);
       await sleep(refused.retryAfterMs + 30);
       expect((await acquire(l, [rule])).allowed).toBe(true);
+    });
+
+    it("holds reserved cost until settle, then counts the cost used instead", async () => {
+      const l = await limiter();
+      const rule = { key: `${keys()}:cost`, requests: 100, cost: 1, windowMs: 60_000 };
+      const first = await reserveCost(l, [rule], 0.6, "first");
+      expect(first.allowed).toBe(true);
+      expect(first.states[0]!.remainingCost).toBeCloseTo(0.4, 9);
+      expect(first.states[0]!.countedCost).toBeCloseTo(0.6, 9);
+      expect(first.states[0]!.resetCostMs).toBeGreaterThan(55_000);
+      expect(first.states[0]!.resetCostMs).toBeLessThanOrEqual(60_000);
+      expect(first.states[0]!.remainingTokens).toBeUndefined();
+      const second = await reserveCost(l, [rule], 0.6);
+      expect(second.allowed).toBe(false);
+      expect(second.retryAfterMs).toBeGreaterThan(55_000);
+      expect(second.states[0]!.remainingRequests).toBe(99);
+      await settleCost(l, [rule], "first", 0.6, 0.1);
+      const third = await reserveCost(l, [rule], 0.6);
+      expect(third.allowed).toBe(true);
+      expect(third.states[0]!.remainingCost).toBeCloseTo(0.3, 9);
+    });
+
+    it("counts cost exactly: a hundred amounts of $0.10 spend a $10 budget to the unit", async () => {
+      const l = await limiter();
+      const rule = { key: `${keys()}:exact`, requests: 1000, cost: 10, windowMs: 60_000 };
+      // 200 at once, each reserving $0.10: exactly 100 fit, and nothing is left over.
+      const decisions = await Promise.all(Array.from({ length: 200 }, (_, i) => reserveCost(l, [rule], 0.1, `exact-${i}`)));
+      const admitted = decisions.flatMap((d, i) => (d.allowed ? [i] : []));
+      expect(admitted).toHaveLength(100);
+      await Promise.all(admitted.map((i) => settleCost(l, [rule], `exact-${i}`, 0.1, 0.1)));
+      // Adding 0.1 a hundred times in floats gives 9.99999999999998: the limiter's units do not drift.
+      const spent = await reserveCost(l, [rule], 0);
+      expect(spent.allowed).toBe(false);
+      expect(spent.states[0]!.remainingCost).toBe(0);
+      expect(spent.states[0]!.countedCost).toBe(10);
+    });
+
+    it("refuses a request with nothing reserved once the cost spent reaches the budget", async () => {
+      const l = await limiter();
+      const rule = { key: `${keys()}:spentcost`, requests: 100, cost: 0.5, windowMs: 60_000 };
+      expect((await reserveCost(l, [rule], 0, "a")).allowed).toBe(true);
+      await settleCost(l, [rule], "a", 0, 0.499_999_999);
+      // One nano-dollar is left: a request reserving nothing still passes, then its cost spends the budget.
+      const last = await reserveCost(l, [rule], 0, "b");
+      expect(last.allowed).toBe(true);
+      expect(last.states[0]!.remainingCost).toBeCloseTo(0.000_000_001, 12);
+      await settleCost(l, [rule], "b", 0, 0.02);
+      const refused = await reserveCost(l, [rule], 0);
+      expect(refused.allowed).toBe(false);
+      expect(refused.states[0]!.remainingCost).toBe(0);
+      expect(refused.states[0]!.countedCost).toBeCloseTo(0.519_999_999, 9);
+    });
+
+    it("releases a cost reservation settled with no cost, and keeps tokens and cost apart", async () => {
+      const l = await limiter();
+      const rule = { key: `${keys()}:costrelease`, requests: 100, tokens: 1000, cost: 2, windowMs: 60_000 };
+      const held = await l.acquire({ id: "held", rules: [rule], reservedTokens: 100, reservedCost: 2 });
+      expect(held.allowed).toBe(true);
+      expect(held.states[0]).toMatchObject({ remainingTokens: 900, remainingCost: 0 });
+      expect((await reserveCost(l, [rule], 0.01)).allowed).toBe(false);
+      await l.settle({ id: "held", rules: [rule], reservedTokens: 100, reservedCost: 2, usedTokens: 40, usedCost: 0 });
+      const after = await l.acquire({ id: nextId(), rules: [rule], reservedTokens: 0, reservedCost: 2 });
+      expect(after.allowed).toBe(true);
+      expect(after.states[0]).toMatchObject({ remainingTokens: 960, remainingCost: 0 });
+    });
+
+    it("ignores cost in a rule without a budget, and a budget in a request that reserves none", async () => {
+      const l = await limiter();
+      const base = keys();
+      const plain = { key: `${base}:plain`, requests: 2, windowMs: 60_000 };
+      const budget = { key: `${base}:budget`, requests: 100, cost: 0.001, windowMs: 60_000 };
+      const decision = await reserveCost(l, [plain, budget], 0, "free");
+      expect(decision.allowed).toBe(true);
+      expect(decision.states[0]!.remainingCost).toBeUndefined();
+      expect(decision.states[1]!.remainingCost).toBeCloseTo(0.001, 12);
+      await settleCost(l, [plain, budget], "free", 0, 0);
+      expect((await reserveCost(l, [plain], 5)).allowed).toBe(true);
+    });
+
+    it("keeps no count of requests for a rule without `requests`: a budget alone", async () => {
+      const l = await limiter();
+      const base = keys();
+      const budget = { key: `${base}:only-cost`, cost: 1, windowMs: 60_000 };
+      const both = { key: `${base}:with-requests`, requests: 3, windowMs: 60_000 };
+      const decisions = [];
+      for (let i = 0; i < 5; i++) decisions.push(await reserveCost(l, [budget], 0.1, `alone-${i}`));
+      expect(decisions.every((d) => d.allowed)).toBe(true);
+      expect(decisions[4]!.states[0]!.remainingRequests).toBeUndefined();
+      expect(decisions[4]!.states[0]!.resetRequestsMs).toBeUndefined();
+      expect(decisions[4]!.states[0]!.remainingCost).toBeCloseTo(0.5, 9);
+      const mixed = await reserveCost(l, [budget, both], 0.1);
+      expect(mixed.states.map((s) => s.remainingRequests)).toEqual([undefined, 2]);
+    });
+
+    it("lets cost slide out of the window too", async () => {
+      const l = await limiter();
+      const rule = { key: `${keys()}:costslide`, requests: 100, cost: 1, windowMs: 400 };
+      expect((await reserveCost(l, [rule], 0, "x")).allowed).toBe(true);
+      await settleCost(l, [rule], "x", 0, 1);
+      const refused = await reserveCost(l, [rule], 0);
+      expect(refused.allowed).toBe(false);
+      expect(refused.retryAfterMs).toBeLessThanOrEqual(400);
+      await sleep(refused.retryAfterMs + 30);
+      expect((await reserveCost(l, [rule], 0.5)).allowed).toBe(true);
     });
 
     it("takes a settle of an unknown or repeated id without failing", async () => {

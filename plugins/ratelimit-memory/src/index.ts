@@ -1,6 +1,6 @@
 /**
  * @modelmux/ratelimit-memory: rate limits kept in the router's own memory, for one router process.
- * Every rule is an exact sliding window (`sliding-log.ts`); a decision over all of a request's
+ * Every rule is an exact sliding window (`sliding-log.ts`) of requests, tokens and cost; a decision over all of a request's
  * rules runs synchronously, so it is atomic in Node's single thread. Several routers need
  * `ratelimit-redis` instead: each memory limiter counts only its own requests.
  *
@@ -9,8 +9,8 @@
  *   plugin: ratelimit-memory
  *   developer: { requests: 120, window: 60s }
  */
-import { defineRateLimiter, type JsonSchema, type RateLimitAcquire, type RateLimitDecision, type RateLimiter, type RateLimitRule, type RateLimitSettle } from "@modelmux/core";
-import { SlidingLog } from "./sliding-log.ts";
+import { costUnits, defineRateLimiter, type JsonSchema, type RateLimitAcquire, type RateLimitDecision, type RateLimiter, type RateLimitRule, type RateLimitSettle } from "@modelmux/core";
+import { SlidingLog, type Reserved } from "./sliding-log.ts";
 
 /** `rate_limit.options` with `plugin: ratelimit-memory`. */
 export interface MemoryLimiterOptions {
@@ -46,26 +46,27 @@ export function createMemoryLimiter({ sweep_interval_ms = 60_000 }: MemoryLimite
   sweep.unref();
 
   return {
-    async acquire({ id, rules, reservedTokens }: RateLimitAcquire): Promise<RateLimitDecision> {
+    async acquire({ id, rules, reservedTokens, reservedCost }: RateLimitAcquire): Promise<RateLimitDecision> {
       const at = now();
+      const reserved: Reserved = { tokens: reservedTokens, costUnits: costUnits(reservedCost) };
       const counters = rules.map(logOf);
       const retries = rules.map((rule, i) => {
         counters[i]!.prune(at);
-        return counters[i]!.check(rule, reservedTokens, at);
+        return counters[i]!.check(rule, reserved, at);
       });
       const retryAfterMs = Math.max(0, ...retries);
       const allowed = retryAfterMs === 0;
-      if (allowed) rules.forEach((rule, i) => counters[i]!.count(rule, id, reservedTokens, at));
+      if (allowed) rules.forEach((rule, i) => counters[i]!.count(rule, id, reserved, at));
       return { allowed, retryAfterMs, states: rules.map((rule, i) => counters[i]!.state(rule, at, retries[i]!)) };
     },
-    async settle({ id, rules, usedTokens }: RateLimitSettle): Promise<void> {
+    async settle({ id, rules, usedTokens, usedCost }: RateLimitSettle): Promise<void> {
       const at = now();
+      const used: Reserved = { tokens: usedTokens, costUnits: costUnits(usedCost) };
       for (const rule of rules) {
-        if (rule.tokens === undefined) continue;
+        if (rule.tokens === undefined && rule.cost === undefined) continue;
         const log = logOf(rule);
         log.prune(at);
-        log.release(id);
-        if (usedTokens > 0) log.addTokens(usedTokens, at);
+        log.settle(rule, id, used, at);
       }
     },
     close() {

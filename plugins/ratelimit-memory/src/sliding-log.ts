@@ -1,31 +1,24 @@
 /**
- * One counter of the in-process limiter: the requests and the token amounts counted in a sliding
- * window, each with its time. The log is exact (at most `requests` in any window, never an
- * estimate) and holds at most about `requests` entries, since refused requests are not logged.
+ * One counter of the in-process limiter: the requests, token amounts and cost amounts counted in a
+ * sliding window, each with its time. The log is exact (at most `requests` in any window, never an
+ * estimate) and holds at most about `requests` entries, since refused requests are not logged (and
+ * none for a rule without `requests`).
+ * Cost is counted in whole nano-dollars (`costUnits`), so its sum never drifts.
  */
-import type { RateLimitRule, RateLimitRuleState } from "@modelmux/core";
+import { COST_UNITS_PER_USD, costUnits, type RateLimitRule, type RateLimitRuleState } from "@modelmux/core";
+import { AmountLog, compact } from "./amount-log.ts";
 
-interface TokenEntry {
-  at: number;
+/** What one request holds in a counter until `settle`: its tokens, and its cost in nano-dollars. */
+export interface Reserved {
   tokens: number;
-  /** The reservation's id, until `settle` replaces it with the used tokens. */
-  id: string | undefined;
-}
-
-/** Drops the first `head` items once they are most of the array: O(1) amortised per item. */
-function compact<T>(items: T[], head: number): number {
-  if (head < 64 || head * 2 < items.length) return head;
-  items.splice(0, head);
-  return 0;
+  costUnits: number;
 }
 
 export class SlidingLog {
   private requests: number[] = [];
   private requestsHead = 0;
-  private tokens: TokenEntry[] = [];
-  private tokensHead = 0;
-  private tokenSum = 0;
-  private readonly reservations = new Map<string, TokenEntry>();
+  private readonly tokens = new AmountLog();
+  private readonly cost = new AmountLog();
 
   constructor(public windowMs: number) {}
 
@@ -34,85 +27,66 @@ export class SlidingLog {
     const cutoff = now - this.windowMs;
     while (this.requestsHead < this.requests.length && this.requests[this.requestsHead]! <= cutoff) this.requestsHead++;
     this.requestsHead = compact(this.requests, this.requestsHead);
-    while (this.tokensHead < this.tokens.length && this.tokens[this.tokensHead]!.at <= cutoff) {
-      const entry = this.tokens[this.tokensHead++]!;
-      this.tokenSum -= entry.tokens;
-      if (entry.id !== undefined) this.reservations.delete(entry.id);
-    }
-    this.tokensHead = compact(this.tokens, this.tokensHead);
+    this.tokens.prune(cutoff);
+    this.cost.prune(cutoff);
   }
 
   get empty(): boolean {
-    return this.requestsHead === this.requests.length && this.tokensHead === this.tokens.length;
+    return this.requestsHead === this.requests.length && this.tokens.empty && this.cost.empty;
   }
 
   /** Ms until the log admits one more request. */
   private requestsRetry(rule: RateLimitRule, now: number): number {
     const count = this.requests.length - this.requestsHead;
-    if (count < rule.requests) return 0;
+    if (rule.requests === undefined || count < rule.requests) return 0;
     return this.requests[this.requestsHead + count - rule.requests]! + this.windowMs - now;
   }
 
-  /** Ms until `reserved` more tokens fit: enough of the oldest amounts must leave the window. */
-  private tokensRetry(limit: number, reserved: number, now: number): number {
-    const excess = Math.max(this.tokenSum + reserved - limit, this.tokenSum - limit + 1);
-    if (excess <= 0) return 0;
-    if (reserved > limit) return this.windowMs;
-    let freed = 0;
-    for (let i = this.tokensHead; i < this.tokens.length; i++) {
-      freed += this.tokens[i]!.tokens;
-      if (freed >= excess) return this.tokens[i]!.at + this.windowMs - now;
-    }
-    return this.windowMs;
-  }
-
-  private oldestTokensAt(): number | undefined {
-    for (let i = this.tokensHead; i < this.tokens.length; i++) if (this.tokens[i]!.tokens > 0) return this.tokens[i]!.at;
-    return undefined;
-  }
-
-  /** This rule's verdict on one request reserving `reserved` tokens; nothing is counted. */
-  check(rule: RateLimitRule, reserved: number, now: number): number {
+  /** This rule's verdict on one request reserving `reserved`; nothing is counted. */
+  check(rule: RateLimitRule, reserved: Reserved, now: number): number {
     const requests = this.requestsRetry(rule, now);
-    const tokens = rule.tokens === undefined ? 0 : this.tokensRetry(rule.tokens, reserved, now);
-    return Math.max(requests, tokens);
+    const tokens = rule.tokens === undefined ? 0 : this.tokens.retry(rule.tokens, reserved.tokens, now, this.windowMs);
+    const cost = rule.cost === undefined ? 0 : this.cost.retry(costUnits(rule.cost), reserved.costUnits, now, this.windowMs);
+    return Math.max(requests, tokens, cost);
   }
 
-  /** Counts an admitted request and its reservation. */
-  count(rule: RateLimitRule, id: string, reserved: number, now: number): void {
-    this.requests.push(now);
-    if (rule.tokens !== undefined && reserved > 0) this.addTokens(reserved, now, id);
+  /** Counts an admitted request and its reservations. */
+  count(rule: RateLimitRule, id: string, reserved: Reserved, now: number): void {
+    if (rule.requests !== undefined) this.requests.push(now);
+    if (rule.tokens !== undefined && reserved.tokens > 0) this.tokens.add(reserved.tokens, now, id);
+    if (rule.cost !== undefined && reserved.costUnits > 0) this.cost.add(reserved.costUnits, now, id);
   }
 
-  addTokens(tokens: number, now: number, id?: string): void {
-    const entry: TokenEntry = { at: now, tokens, id };
-    this.tokens.push(entry);
-    this.tokenSum += tokens;
-    if (id !== undefined) this.reservations.set(id, entry);
-  }
-
-  /** Removes reservation `id` when it is still in the window. */
-  release(id: string): void {
-    const entry = this.reservations.get(id);
-    if (!entry) return;
-    this.reservations.delete(id);
-    this.tokenSum -= entry.tokens;
-    entry.tokens = 0;
-    entry.id = undefined;
+  /** Replaces reservation `id` (when still in the window) with what the request used, counted from `now`. */
+  settle(rule: RateLimitRule, id: string, used: Reserved, now: number): void {
+    if (rule.tokens !== undefined) {
+      this.tokens.release(id);
+      if (used.tokens > 0) this.tokens.add(used.tokens, now);
+    }
+    if (rule.cost !== undefined) {
+      this.cost.release(id);
+      if (used.costUnits > 0) this.cost.add(used.costUnits, now);
+    }
   }
 
   /** The rule's counters as they are now, for the headers. */
   state(rule: RateLimitRule, now: number, retryAfterMs: number): RateLimitRuleState {
-    const count = this.requests.length - this.requestsHead;
-    const state: RateLimitRuleState = {
-      remainingRequests: Math.max(0, rule.requests - count),
-      resetRequestsMs: count === 0 ? 0 : this.requests[this.requestsHead]! + this.windowMs - now,
-      retryAfterMs,
-    };
+    const state: RateLimitRuleState = { retryAfterMs };
+    if (rule.requests !== undefined) {
+      const count = this.requests.length - this.requestsHead;
+      state.remainingRequests = Math.max(0, rule.requests - count);
+      state.resetRequestsMs = count === 0 ? 0 : this.requests[this.requestsHead]! + this.windowMs - now;
+    }
     if (rule.tokens !== undefined) {
-      const oldest = this.oldestTokensAt();
-      state.remainingTokens = Math.max(0, rule.tokens - this.tokenSum);
+      const oldest = this.tokens.oldestAt();
+      state.remainingTokens = Math.max(0, rule.tokens - this.tokens.sum);
       state.resetTokensMs = oldest === undefined ? 0 : oldest + this.windowMs - now;
+    }
+    if (rule.cost !== undefined) {
+      const oldest = this.cost.oldestAt();
+      state.remainingCost = Math.max(0, costUnits(rule.cost) - this.cost.sum) / COST_UNITS_PER_USD;
+      state.countedCost = this.cost.sum / COST_UNITS_PER_USD;
+      state.resetCostMs = oldest === undefined ? 0 : oldest + this.windowMs - now;
     }
     return state;
   }

@@ -1,6 +1,6 @@
 /**
  * @modelmux/ratelimit-redis: rate limits shared by any number of routers through one Redis. Every
- * rule is an exact sliding window, like `ratelimit-memory`'s; a decision over all of a request's
+ * rule is an exact sliding window of requests, tokens and cost, like `ratelimit-memory`'s; a decision over all of a request's
  * rules is one Lua script (`scripts.ts`), atomic in Redis. When Redis cannot be reached, each
  * decision follows `on_error` (admit uncounted, or refuse) at once: commands time out after
  * `command_timeout_ms` and are never queued while the connection is down.
@@ -12,12 +12,15 @@
  *   developer: { requests: 120, window: 60s }
  */
 import {
+  COST_UNITS_PER_USD,
+  costUnits,
   defineRateLimiter,
   type JsonSchema,
   type PluginContext,
   type RateLimitAcquire,
   type RateLimitDecision,
   type RateLimiter,
+  type RateLimitRule,
   type RateLimitRuleState,
   type RateLimitSettle,
 } from "@modelmux/core";
@@ -58,14 +61,23 @@ interface Scripts {
 /** While Redis is down, a refused request is told to come back after this long. */
 const CLOSED_RETRY_MS = 1000;
 
-function toDecision(reply: number[], ruleCount: number, tokenLimited: (i: number) => boolean): RateLimitDecision {
-  const states: RateLimitRuleState[] = [];
-  for (let i = 0; i < ruleCount; i++) {
-    const [remainingRequests, resetRequestsMs, remainingTokens, resetTokensMs, retryAfterMs] = reply.slice(2 + i * 5, 7 + i * 5) as number[];
-    const state: RateLimitRuleState = { remainingRequests: remainingRequests!, resetRequestsMs: resetRequestsMs!, retryAfterMs: retryAfterMs! };
-    if (tokenLimited(i)) Object.assign(state, { remainingTokens, resetTokensMs });
-    states.push(state);
-  }
+/** The script's reply, per rule: remaining requests, reset ms, then remaining, counted and reset ms of tokens and cost, then retry ms. */
+const PER_RULE = 9;
+
+function toDecision(reply: number[], rules: readonly RateLimitRule[]): RateLimitDecision {
+  const states = rules.map((rule, i): RateLimitRuleState => {
+    const [remainingRequests, resetRequestsMs, remainingTokens, , resetTokensMs, remainingUnits, countedUnits, resetCostMs, retryAfterMs] = reply.slice(
+      2 + i * PER_RULE,
+      2 + (i + 1) * PER_RULE,
+    ) as number[];
+    const state: RateLimitRuleState = { retryAfterMs: retryAfterMs! };
+    if (rule.requests !== undefined) Object.assign(state, { remainingRequests, resetRequestsMs });
+    if (rule.tokens !== undefined) Object.assign(state, { remainingTokens, resetTokensMs });
+    if (rule.cost !== undefined) {
+      Object.assign(state, { remainingCost: remainingUnits! / COST_UNITS_PER_USD, countedCost: countedUnits! / COST_UNITS_PER_USD, resetCostMs });
+    }
+    return state;
+  });
   return { allowed: reply[0] === 1, retryAfterMs: reply[1]!, states };
 }
 
@@ -115,20 +127,20 @@ export async function createRedisLimiter(options: RedisLimiterOptions, logger: P
   ]);
   clearTimeout(timer);
 
-  const keysOf = (key: string) => [`${prefix}${key}:r`, `${prefix}${key}:t`, `${prefix}${key}:s`];
+  const keysOf = (key: string) => [`${prefix}${key}:r`, `${prefix}${key}:t`, `${prefix}${key}:s`, `${prefix}${key}:c`, `${prefix}${key}:cs`];
 
   return {
-    async acquire({ id, rules, reservedTokens }: RateLimitAcquire): Promise<RateLimitDecision> {
+    async acquire({ id, rules, reservedTokens, reservedCost }: RateLimitAcquire): Promise<RateLimitDecision> {
       const keys: string[] = [];
-      const args: Array<string | number> = [id, reservedTokens];
+      const args: Array<string | number> = [id, reservedTokens, costUnits(reservedCost)];
       for (const rule of rules) {
         keys.push(...keysOf(rule.key));
-        args.push(rule.requests, rule.tokens ?? -1, rule.windowMs);
+        args.push(rule.requests ?? -1, rule.tokens ?? -1, rule.cost === undefined ? -1 : costUnits(rule.cost), rule.windowMs);
       }
       try {
         const reply = await scripts.modelmuxAcquire(keys.length, ...keys, ...args);
         recovered();
-        return toDecision(reply, rules.length, (i) => rules[i]!.tokens !== undefined);
+        return toDecision(reply, rules);
       } catch (error) {
         failed(error);
         return on_error === "open"
@@ -136,11 +148,12 @@ export async function createRedisLimiter(options: RedisLimiterOptions, logger: P
           : { allowed: false, retryAfterMs: CLOSED_RETRY_MS, states: [], unavailable: true };
       }
     },
-    async settle({ id, rules, reservedTokens, usedTokens }: RateLimitSettle): Promise<void> {
-      const limited = rules.filter((rule) => rule.tokens !== undefined);
+    async settle({ id, rules, reservedTokens, usedTokens, reservedCost, usedCost }: RateLimitSettle): Promise<void> {
+      const limited = rules.filter((rule) => rule.tokens !== undefined || rule.cost !== undefined);
       if (limited.length === 0) return;
       const keys = limited.flatMap((rule) => keysOf(rule.key).slice(1));
-      const args = [`${id}:${reservedTokens}`, reservedTokens, `${id}:u:${usedTokens}`, usedTokens, ...limited.map((rule) => rule.windowMs)];
+      const args = [id, reservedTokens, usedTokens, costUnits(reservedCost), costUnits(usedCost)];
+      for (const rule of limited) args.push(rule.windowMs, rule.tokens === undefined ? 0 : 1, rule.cost === undefined ? 0 : 1);
       try {
         await scripts.modelmuxSettle(keys.length, ...keys, ...args);
       } catch (error) {

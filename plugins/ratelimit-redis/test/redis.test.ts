@@ -33,11 +33,41 @@ describe.skipIf(skip !== undefined)("ratelimit-redis on a shared Redis", () => {
     await Promise.all([a.close?.(), b.close?.()]);
   });
 
+  test("two limiters on one Redis spend one budget exactly: 100 of 200 concurrent $0.07 reservations fit $7", async () => {
+    const options = { url: REDIS_URL, prefix: `${prefix}:budget:` };
+    const [a, b] = await Promise.all([createRedisLimiter(options, createLogger({ level: "silent" })), createRedisLimiter(options, createLogger({ level: "silent" }))]);
+    const budget = { key: "app:spender", requests: 1000, cost: 7, windowMs: 60_000 };
+    const acquire = (i: number) => (i % 2 ? a : b).acquire({ id: `b${i}`, rules: [budget], reservedTokens: 0, reservedCost: 0.07 });
+    const decisions = await Promise.all(Array.from({ length: 200 }, (_, i) => acquire(i)));
+    const admitted = decisions.flatMap((d, i) => (d.allowed ? [i] : []));
+    expect(admitted).toHaveLength(100);
+    // Each settles on the other router, with a real cost a little under its reservation.
+    await Promise.all(admitted.map((i) => (i % 2 ? b : a).settle({ id: `b${i}`, rules: [budget], reservedTokens: 0, reservedCost: 0.07, usedTokens: 0, usedCost: 0.069 })));
+    const after = await a.acquire({ id: "b-after", rules: [budget], reservedTokens: 0, reservedCost: 0 });
+    expect(after.states[0]!.countedCost).toBe(6.9);
+    expect(after.states[0]!.remainingCost).toBe(0.1);
+    await Promise.all([a.close?.(), b.close?.()]);
+  });
+
+  test("keeps amounts of a million dollars whole, and frees them exactly as they leave the window", async () => {
+    const limiter = await createRedisLimiter({ url: REDIS_URL, prefix: `${prefix}:large:` }, createLogger({ level: "silent" }));
+    const budget = { key: "provider:big", requests: 100, cost: 5_000_000, windowMs: 400 };
+    const held = await limiter.acquire({ id: "l1", rules: [budget], reservedTokens: 0, reservedCost: 1_000_000 });
+    expect(held.states[0]!.remainingCost).toBe(4_000_000);
+    await limiter.settle({ id: "l1", rules: [budget], reservedTokens: 0, reservedCost: 1_000_000, usedTokens: 0, usedCost: 1_234_567.123456789 });
+    const spent = await limiter.acquire({ id: "l2", rules: [budget], reservedTokens: 0, reservedCost: 0 });
+    expect(spent.states[0]!.countedCost).toBe(1_234_567.123456789);
+    await new Promise((resolve) => setTimeout(resolve, 450));
+    const later = await limiter.acquire({ id: "l3", rules: [budget], reservedTokens: 0, reservedCost: 0 });
+    expect(later.states[0]).toMatchObject({ remainingCost: 5_000_000, countedCost: 0 });
+    await limiter.close?.();
+  });
+
   test("every key expires one window after its last write", async () => {
     const limiter = await createRedisLimiter({ url: REDIS_URL, prefix: `${prefix}:ttl:` }, createLogger({ level: "silent" }));
-    await limiter.acquire({ id: "x", rules: [{ key: "app:ttl", requests: 5, tokens: 100, windowMs: 5_000 }], reservedTokens: 10 });
+    await limiter.acquire({ id: "x", rules: [{ key: "app:ttl", requests: 5, tokens: 100, cost: 1, windowMs: 5_000 }], reservedTokens: 10, reservedCost: 0.5 });
     const raw = new Redis(REDIS_URL);
-    const ttls = await Promise.all(["r", "t", "s"].map((k) => raw.pttl(`${prefix}:ttl:app:ttl:${k}`)));
+    const ttls = await Promise.all(["r", "t", "s", "c", "cs"].map((k) => raw.pttl(`${prefix}:ttl:app:ttl:${k}`)));
     raw.disconnect();
     for (const ttl of ttls) {
       expect(ttl).toBeGreaterThan(4_000);

@@ -53,6 +53,9 @@ export const HEADERS: OpenApiObject = {
   RateLimitLimitTokens: header("With a token limit: its limit.", { type: "integer" }),
   RateLimitRemainingTokens: header("With a token limit: tokens left.", { type: "integer" }),
   RateLimitResetTokens: header("With a token limit: when it fills up again."),
+  RateLimitLimitCost: header("With a budget: its limit in USD, a plain decimal, e.g. `50`."),
+  RateLimitRemainingCost: header("With a budget: USD left, this request's reservation deducted, e.g. `12.3456`."),
+  RateLimitResetCost: header("With a budget: when its oldest spending leaves the window, e.g. `719h59m0s`."),
 };
 
 const REQUEST_ID = { "x-request-id": ref("headers", "RequestId") };
@@ -65,6 +68,9 @@ const RATE_LIMIT_HEADERS = {
   "x-ratelimit-limit-tokens": ref("headers", "RateLimitLimitTokens"),
   "x-ratelimit-remaining-tokens": ref("headers", "RateLimitRemainingTokens"),
   "x-ratelimit-reset-tokens": ref("headers", "RateLimitResetTokens"),
+  "x-ratelimit-limit-cost": ref("headers", "RateLimitLimitCost"),
+  "x-ratelimit-remaining-cost": ref("headers", "RateLimitRemainingCost"),
+  "x-ratelimit-reset-cost": ref("headers", "RateLimitResetCost"),
 };
 
 /** The headers of a reply that went through the routing (docs/interface.md, "Routing and resilience"). */

@@ -326,7 +326,7 @@ describe("the built-in default config, config/modelmux.yaml", () => {
       expect(router.generatedKeys).toHaveLength(1);
       expect(await modelIds(router)).toEqual(["echo/echo-1"]);
       expect(router.models.resolve("echo").name).toBe("echo/echo-1");
-      // The responses API and image generation work offline on the echo provider.
+      // The responses API, image generation and embeddings work offline on the echo provider.
       const key = router.generatedKeys[0]!.key;
       const post = (path: string, body: unknown) =>
         router.fetch(new Request(`http://x${path}`, { method: "POST", headers: { ...bearer(key).headers, "content-type": "application/json" }, body: JSON.stringify(body) }));
@@ -335,6 +335,8 @@ describe("the built-in default config, config/modelmux.yaml", () => {
       expect(((await response.json()) as { output: Array<{ content: Array<{ text: string }> }> }).output[0]!.content[0]!.text).toBe("offline");
       const image = await post("/v1/images/generations", { model: "echo", prompt: "offline", response_format: "url" });
       expect(image.status).toBe(200);
+      const embeddings = await post("/v1/embeddings", { model: "echo", input: "offline" });
+      expect(embeddings.status).toBe(200);
     } finally {
       await router.close();
     }
@@ -349,7 +351,7 @@ describe("the built-in default config, config/modelmux.yaml", () => {
       expect(router.generatedKeys).toEqual([]);
       const response = await router.fetch(new Request("http://x/v1/models", bearer("sk-chosen")));
       const ids = ((await response.json()) as { data: Array<{ id: string }> }).data.map((m) => m.id);
-      expect(ids).toEqual(["echo/echo-1", "openai/gpt-4o-mini", "openai/gpt-4o", "openai/gpt-4.1-mini", "openai/gpt-image-1"]);
+      expect(ids).toEqual(["echo/echo-1", "openai/gpt-4o-mini", "openai/gpt-4o", "openai/gpt-4.1-mini", "openai/gpt-image-1", "openai/text-embedding-3-small"]);
       expect(http.calls).toBe(0);
     } finally {
       await router.close();

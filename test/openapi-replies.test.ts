@@ -292,6 +292,23 @@ for (const transport of TRANSPORTS) {
       await get("/ui/status.json", 403, AUTH);
     });
 
+    it("embeddings: numbers and base64, and their errors", async () => {
+      const validBody = requestSchemaOf("/v1/embeddings");
+      const request = { model: ECHO, input: ["a red fox", "a grey wolf"], dimensions: 16 };
+      expect(validBody(request)).toBe(true);
+      const floats = await post("/v1/embeddings", request, 200);
+      expect((floats.body as { data: Array<{ embedding: number[] }> }).data[1]!.embedding).toHaveLength(16);
+      const base64 = await post("/v1/embeddings", { ...request, input: [[1, 2, 3]], encoding_format: "base64" }, 200);
+      expect(typeof (base64.body as { data: Array<{ embedding: unknown }> }).data[0]!.embedding).toBe("string");
+
+      expect(validBody({ ...request, input: [] })).toBe(false);
+      await post("/v1/embeddings", { ...request, input: [] }, 400);
+      // gpt-4o has no `embeddings`.
+      await post("/v1/embeddings", { ...request, model: CHAOS }, 400);
+      await post("/v1/embeddings", { ...request, model: "nobody/nothing" }, 404);
+      await check("/v1/embeddings", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(request) }, 401);
+    });
+
     it("unknown paths are 404 and unknown methods 405, in the envelope", async () => {
       await get("/v1/nothing-here", 404);
       await get("/nothing-here", 404, {});

@@ -18,6 +18,7 @@ export const CAPABILITY_NAMES = [
   "reasoning_effort",
   "images",
   "responses",
+  "embeddings",
   "prefill",
 ] as const;
 
@@ -39,6 +40,7 @@ export const BASE_CAPABILITIES: Readonly<Capabilities> = Object.freeze({
   reasoning_effort: false,
   images: false,
   responses: false,
+  embeddings: false,
   prefill: false,
 });
 
@@ -82,7 +84,7 @@ export function assertChatCapabilities(request: ChatRequest, capabilities: Capab
   }
 }
 
-/** The same check for endpoints that need a single capability (images, responses). */
+/** The same check for endpoints that need a single capability (images, responses, embeddings). */
 export function assertCapability(capabilities: Capabilities, capability: Capability, modelName: string, param = "model"): void {
   if (!capabilities[capability]) {
     throw invalidRequest(`Model '${modelName}' does not support ${capability}`, { code: "unsupported_feature", param });

@@ -56,6 +56,9 @@ export type {
 // For storage plugins that keep usage counters (docs/plugins.md, "Usage counters").
 export { oldestUsageDay, usageDays, USAGE_RETENTION_DAYS } from "./usage/usage-days.ts";
 export type { ImageGenerationRequest } from "./schemas/images-request.ts";
+export type { EmbeddingEncoding, EmbeddingsRequest } from "./schemas/embeddings-request.ts";
+export { MAX_EMBEDDING_INPUTS, MAX_EMBEDDING_INPUT_TOKENS, embeddingInputs } from "./schemas/embeddings-request.ts";
+export type * from "./types/embeddings.ts";
 export type * from "./types/images.ts";
 export { IMAGE_OPTIONS } from "./types/images.ts";
 export { CAPABILITY_NAMES, type Capabilities, type Capability } from "./capabilities.ts";

@@ -14,8 +14,10 @@ import type { Capabilities } from "./capabilities.ts";
 import type { HttpBody, HttpClient } from "./upstream/client.ts";
 import type { RateLimiterDefinition } from "./plugins/rate-limit-contract.ts";
 import type { StorageDefinition } from "./plugins/storage-contract.ts";
+import type { EmbeddingsRequest } from "./schemas/embeddings-request.ts";
 import type { ImageGenerationRequest } from "./schemas/images-request.ts";
 import type { ChatCompletion, ChatCompletionWithoutUsage, ChatRequest, ChatStreamItem } from "./types/chat.ts";
+import type { EmbeddingsResponse } from "./types/embeddings.ts";
 import type { ImageOption, ImagesResponse } from "./types/images.ts";
 import type { FromSchema } from "./plugins/options-type.ts";
 
@@ -145,6 +147,15 @@ export interface Provider {
    * than one image. Without this method only `prompt`, `response_format` and `user` are accepted.
    */
   imageOptions?(model: string): readonly ImageOption[];
+  /**
+   * Embeddings, for models with the `embeddings` capability (docs/plugins.md, "Embeddings").
+   * `request.model` is the bare id; `request.input` is valid and not empty. Return one vector per
+   * input, in order: numbers, or base64 when the upstream gives that for `encoding_format: base64`;
+   * the core checks them and hands the client the form it asked for. Pass `dimensions` on to the
+   * upstream, or throw a 400 when the model cannot shorten its vectors: a vector of another length
+   * is a 502. Without the upstream's usage, leave `usage` out rather than make one up.
+   */
+  embeddings?(request: EmbeddingsRequest, call: ProviderCall): Promise<EmbeddingsResponse>;
   /**
    * The responses API, forwarded one-to-one (docs/interface.md, "Responses API"): send `request` to
    * the upstream as is (only credentials added) and return a success reply with its body unread, or

@@ -12,6 +12,7 @@ import { describe, expect, it } from "vitest";
 import type { AppContext } from "../src/app-context.ts";
 import * as errors from "../src/errors.ts";
 import { chatRequestSchema } from "../src/schemas/chat-request.ts";
+import { embeddingsRequestSchema } from "../src/schemas/embeddings-request.ts";
 import { imagesRequestSchema } from "../src/schemas/images-request.ts";
 import { metadataUpdateSchema } from "../src/schemas/metadata-update.ts";
 import { responsesRequestSchema } from "../src/schemas/responses-request.ts";
@@ -108,6 +109,7 @@ describe("the OpenAPI document", () => {
     expect(schemas.UpdateChatCompletionRequest).toBe(metadataUpdateSchema);
     expect(schemas.CreateResponseRequest).toBe(responsesRequestSchema);
     expect(schemas.CreateImageRequest).toBe(imagesRequestSchema);
+    expect(schemas.CreateEmbeddingRequest).toBe(embeddingsRequestSchema);
   });
 
   it("lists exactly the routes the router serves, each method an operation", () => {

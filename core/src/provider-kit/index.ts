@@ -20,6 +20,7 @@ export { capabilityTable, type CapabilityTableOptions } from "./capability-table
 export { openaiShapedProvider, type OpenAIShapedImages, type OpenAIShapedProviderOptions } from "./openai-shaped.ts";
 export { defineOpenAIShapedProvider, openaiShapedOptionsSchema, type OpenAIShapedDescription, type OpenAIShapedOptions } from "./openai-shaped-definition.ts";
 export { isNormalCompletion, mapFinishReason, parseCompletionText as parseOpenAICompletionText, toChatCompletion as toOpenAIChatCompletion } from "./openai-wire/completion.ts";
-export { toOpenAIContinuationRequest, toOpenAIImageRequest, toOpenAIRequest, type PrefillStyle } from "./openai-wire/request.ts";
+export { toOpenAIContinuationRequest, toOpenAIEmbeddingsRequest, toOpenAIImageRequest, toOpenAIRequest, type PrefillStyle } from "./openai-wire/request.ts";
 export { parseImagesText as parseOpenAIImagesText } from "./openai-wire/images.ts";
+export { parseEmbeddingsText as parseOpenAIEmbeddingsText } from "./openai-wire/embeddings.ts";
 export { openaiStreamErrorOf } from "./openai-wire/stream-errors.ts";

@@ -27,7 +27,7 @@ export const openaiShapedOptionsSchema = {
 export type OpenAIShapedOptions = FromSchema<typeof openaiShapedOptionsSchema>;
 
 /** A provider, described. */
-export interface OpenAIShapedDescription extends Pick<OpenAIShapedProviderOptions, "requestIdHeader" | "images" | "responses" | "prefillStyle"> {
+export interface OpenAIShapedDescription extends Pick<OpenAIShapedProviderOptions, "requestIdHeader" | "images" | "embeddings" | "responses" | "prefillStyle"> {
   /** The plugin's name, in logs and errors. */
   name: string;
   /** The default `base_url`, the API root: requests go to `${base_url}/chat/completions`. */
@@ -50,7 +50,7 @@ export interface OpenAIShapedDescription extends Pick<OpenAIShapedProviderOption
  * });
  */
 export function defineOpenAIShapedProvider(description: OpenAIShapedDescription): ProviderDefinition<OpenAIShapedOptions> {
-  const { name, baseUrl, auth, fixedHeaders, requestIdHeader, images, responses, prefillStyle } = description;
+  const { name, baseUrl, auth, fixedHeaders, requestIdHeader, images, embeddings, responses, prefillStyle } = description;
   const capabilities = capabilityTable(description.capabilities);
   const base_url = { ...openaiShapedOptionsSchema.properties.base_url, default: baseUrl };
   const optionsSchema = { ...openaiShapedOptionsSchema, properties: { ...openaiShapedOptionsSchema.properties, base_url } };
@@ -60,7 +60,7 @@ export function defineOpenAIShapedProvider(description: OpenAIShapedDescription)
     setup(options, ctx: PluginContext) {
       const headers = upstreamHeaders({ apiKey: options.api_key, auth, fixed: fixedHeaders, extra: options.headers });
       const errors = errorMapper({ provider: ctx.name, secrets: headers.secrets });
-      return openaiShapedProvider(ctx, { root: apiRoot(options.base_url, baseUrl), headers, errors, capabilities, requestIdHeader, images, responses, prefillStyle });
+      return openaiShapedProvider(ctx, { root: apiRoot(options.base_url, baseUrl), headers, errors, capabilities, requestIdHeader, images, embeddings, responses, prefillStyle });
     },
   });
 }

@@ -2,7 +2,7 @@
  * A whole provider for an upstream that speaks OpenAI's Chat Completions wire format
  * (docs/plugins.md, "The provider kit"): chat replies parsed and normalised (sent as their own
  * text when already normal), streams relayed by the core through `chatStreamEvents`, image
- * generation and the Responses API when asked for. Everything is fixed at setup; a call makes
+ * generation, embeddings and the Responses API when asked for. Everything is fixed at setup; a call makes
  * only its headers record, its body and its reply.
  */
 import type { Capabilities } from "../capabilities.ts";
@@ -16,8 +16,9 @@ import { joinUrl } from "./base-url.ts";
 import type { ErrorMapper } from "./error-reply.ts";
 import { withCallHeader, type UpstreamHeaders } from "./headers.ts";
 import { parseCompletionText } from "./openai-wire/completion.ts";
+import { parseEmbeddingsText } from "./openai-wire/embeddings.ts";
 import { parseImagesText } from "./openai-wire/images.ts";
-import { toOpenAIContinuationRequest, toOpenAIImageRequest, toOpenAIRequest, type PrefillStyle } from "./openai-wire/request.ts";
+import { toOpenAIContinuationRequest, toOpenAIEmbeddingsRequest, toOpenAIImageRequest, toOpenAIRequest, type PrefillStyle } from "./openai-wire/request.ts";
 import { openaiStreamErrorOf } from "./openai-wire/stream-errors.ts";
 
 /** Image generation of an OpenAI-shaped provider (`POST <root>/images/generations`). */
@@ -42,6 +43,11 @@ export interface OpenAIShapedProviderOptions {
   requestIdHeader?: string;
   /** Image generation, for models with the `images` capability. */
   images?: OpenAIShapedImages;
+  /**
+   * Embeddings, for models with the `embeddings` capability: `POST <root>/embeddings` with the
+   * client's body and the bare model id.
+   */
+  embeddings?: boolean;
   /** Forward the Responses API (`/v1/responses`) to `<root>/responses`. */
   responses?: boolean;
   /**
@@ -99,6 +105,14 @@ export function openaiShapedProvider(ctx: PluginContext, options: OpenAIShapedPr
     provider.images = async (request, call) => {
       const res = await postUpstream(ctx, call, { url: imagesUrl, headers: callHeaders(headers.json, call), body: body(request, call.model), toError });
       return parseImagesText(await readUpstreamText(ctx, call, res), ctx.name);
+    };
+  }
+
+  if (options.embeddings) {
+    const embeddingsUrl = joinUrl(root, "/embeddings");
+    provider.embeddings = async (request, call) => {
+      const res = await postUpstream(ctx, call, { url: embeddingsUrl, headers: callHeaders(headers.json, call), body: toOpenAIEmbeddingsRequest(request, call.model), toError });
+      return parseEmbeddingsText(await readUpstreamText(ctx, call, res), ctx.name, call.model);
     };
   }
 

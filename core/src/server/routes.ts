@@ -6,6 +6,7 @@
  */
 import type { AppContext } from "../app-context.ts";
 import { createChatCompletionHandler } from "../chat/endpoint.ts";
+import { createEmbeddingsHandler } from "../embeddings/endpoint.ts";
 import { createReadyzHandler } from "../health/endpoint.ts";
 import { createImageHandlers } from "../images/endpoint.ts";
 import { createModelsHandler } from "../models/endpoint.ts";
@@ -49,6 +50,7 @@ export function createRoutes(ctx: AppContext): Route[] {
     { path: "/v1/responses/:id/cancel", methods: { POST: responses.cancelResponse } },
     { path: "/v1/responses/:id/input_items", methods: { GET: responses.listInputItems } },
     { path: "/v1/images/generations", methods: { POST: images.generateImages } },
+    { path: "/v1/embeddings", methods: { POST: createEmbeddingsHandler(ctx) } },
     // Outside /v1: an image URL needs no API key, its token is the credential
     // (docs/interface.md, "Images").
     { path: `${IMAGE_FILES_PATH}/:name`, methods: getAndHead(images.getImageFile) },

@@ -18,6 +18,7 @@ import { createRouter, type Router } from "../router.ts";
 import type { ChatCompletion } from "../types/chat.ts";
 import { parseChunks, readSseData, streamedText } from "./sse-client.ts";
 import type { ConformanceUpstream, UpstreamRequestReader } from "./types.ts";
+import { embeddingCases } from "./embedding-cases.ts";
 import { prefillCases } from "./prefill-cases.ts";
 import { upstreamCases } from "./upstream-cases.ts";
 
@@ -26,6 +27,11 @@ export interface ProviderConformanceOptions {
   plugin: ProviderDefinition<never>;
   /** A bare model id the plugin serves with chat, streaming and tools. */
   model: string;
+  /**
+   * A bare model id with the `embeddings` capability that takes `dimensions`, for the embedding
+   * cases; default `model` when it has the capability. A provider with `embeddings` must have one.
+   */
+  embeddingModel?: string;
   /** Plugin options, laid over the fake upstream's own (`base_url`, `api_key`). */
   options?: Record<string, unknown>;
   /**
@@ -46,12 +52,17 @@ export interface KitContext {
   /** The public model names: `kit/<model>` (1 s timeout) and `patient/<model>` (default timeout). */
   model: string;
   patientModel: string;
+  /** `kit/<embedding model>`, when the plugin has one to test. */
+  embeddingModel: string | undefined;
   chat(body: Record<string, unknown>, init?: { signal?: AbortSignal }): Promise<Response>;
+  embeddings(body: Record<string, unknown>): Promise<Response>;
 }
 
 async function startKit(options: ProviderConformanceOptions): Promise<KitContext> {
   const upstream = await options.upstream?.start();
-  const block = { plugin: "under-test", models: [options.model], ...upstream?.options, ...options.options };
+  const { model, embeddingModel } = options;
+  const models = embeddingModel === undefined || embeddingModel === model ? [model] : [model, embeddingModel];
+  const block = { plugin: "under-test", models, ...upstream?.options, ...options.options };
   const router = await createRouter(
     {
       auth: { api_keys: [{ key: KEY }] },
@@ -62,14 +73,17 @@ async function startKit(options: ProviderConformanceOptions): Promise<KitContext
     },
     { logger: createLogger({ level: "silent" }), plugins: { "under-test": options.plugin } },
   );
+  const embeds = embeddingModel ?? (router.models.resolve(`kit/${model}`).capabilities.embeddings ? model : undefined);
   return {
     router,
     upstream,
     reader: options.upstream?.reader,
-    model: `kit/${options.model}`,
-    patientModel: `patient/${options.model}`,
+    model: `kit/${model}`,
+    patientModel: `patient/${model}`,
+    embeddingModel: embeds === undefined ? undefined : `kit/${embeds}`,
     chat: (body, init) =>
       router.fetch(new Request("http://kit.test/v1/chat/completions", { method: "POST", headers: AUTH, body: JSON.stringify(body), signal: init?.signal })),
+    embeddings: (body) => router.fetch(new Request("http://kit.test/v1/embeddings", { method: "POST", headers: AUTH, body: JSON.stringify(body) })),
   };
 }
 
@@ -138,6 +152,7 @@ export function testProvider(options: ProviderConformanceOptions): void {
     });
     shapeCases(kit);
     prefillCases(kit);
+    embeddingCases(kit, options.upstream !== undefined);
     if (options.upstream) upstreamCases(kit);
   });
 }

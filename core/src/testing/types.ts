@@ -54,7 +54,11 @@ export interface ReceivedRequest {
   aborted: boolean;
 }
 
-/** A running fake upstream, as the kit drives it. */
+/**
+ * A running fake upstream, as the kit drives it. A provider with embeddings has its fake answer its
+ * embedding route too: each vector a function of the input's text and the asked `dimensions` only
+ * (of that length), and a queued `error` or `malformed` reply played there as on chat.
+ */
 export interface ConformanceUpstream {
   /** The provider block's plugin options that point the plugin at this upstream (`base_url`, `api_key`…). */
   options: Record<string, unknown>;

@@ -4,6 +4,7 @@
 import type { Ajv } from "ajv";
 import { invalidRequest } from "../errors.ts";
 import { chatRequestRules, chatRequestSchema } from "../schemas/chat-request.ts";
+import { embeddingsRequestSchema, type EmbeddingsRequest } from "../schemas/embeddings-request.ts";
 import { imagesRequestSchema, type ImageGenerationRequest } from "../schemas/images-request.ts";
 import { metadataUpdateSchema, type MetadataUpdate } from "../schemas/metadata-update.ts";
 import { responsesRequestSchema, type ResponsesRequest } from "../schemas/responses-request.ts";
@@ -15,6 +16,7 @@ export interface RequestValidators {
   chat(body: unknown): ChatRequest;
   responses(body: unknown): ResponsesRequest;
   images(body: unknown): ImageGenerationRequest;
+  embeddings(body: unknown): EmbeddingsRequest;
   metadataUpdate(body: unknown): MetadataUpdate;
 }
 
@@ -29,11 +31,13 @@ export function createRequestValidators(ajv: Ajv = createAjv()): RequestValidato
   const chat = compileValidator<ChatRequest>(ajv, chatRequestSchema, { rules: chatRequestRules });
   const responses = compileValidator<ResponsesRequest>(ajv, responsesRequestSchema);
   const images = compileValidator<ImageGenerationRequest>(ajv, imagesRequestSchema);
+  const embeddings = compileValidator<EmbeddingsRequest>(ajv, embeddingsRequestSchema);
   const metadataUpdate = compileValidator<MetadataUpdate>(ajv, metadataUpdateSchema);
   return {
     chat: (body) => chat(requireObject(body)),
     responses: (body) => responses(requireObject(body)),
     images: (body) => images(requireObject(body)),
+    embeddings: (body) => embeddings(requireObject(body)),
     metadataUpdate: (body) => metadataUpdate(requireObject(body)),
   };
 }

@@ -11,7 +11,8 @@ type CapabilityMap = Partial<Capabilities>;
 /**
  * What every Claude 3 and later model has through the Messages API. The rest stays off: Anthropic
  * has no JSON mode or structured outputs in chat completions' sense, no logprobs, one choice per
- * request, no audio, no image output, and `/v1/responses` is OpenAI's.
+ * request, no audio, no image output, no embeddings (Anthropic has no embeddings API), and
+ * `/v1/responses` is OpenAI's.
  */
 const CLAUDE: Readonly<CapabilityMap> = Object.freeze({
   chat: true,
@@ -27,6 +28,7 @@ const CLAUDE: Readonly<CapabilityMap> = Object.freeze({
   reasoning_effort: false,
   images: false,
   responses: false,
+  embeddings: false,
   prefill: false,
 });
 

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { defineProvider, type Capabilities, type ChatRequest, type JsonSchema, type Provider, type ProviderCall } from "@modelmux/core";
+import { echoEmbeddings } from "./embedding.ts";
 import { ECHO_IMAGE_OPTIONS, generateImages } from "./image.ts";
 import { planReply } from "./reply.ts";
 import { createEchoResponses } from "./responses.ts";
@@ -53,6 +54,8 @@ const CAPABILITIES: Capabilities = {
   images: true,
   // The Responses API in OpenAI's wire format, echoing the last user input (`responses.ts`).
   responses: true,
+  // Vectors hashed from the text: the same text, the same vector (`embedding.ts`).
+  embeddings: true,
   // A final assistant message is continued, not answered anew (`reply.ts`, `continueReply`).
   prefill: true,
 };
@@ -81,6 +84,10 @@ export default defineProvider<EchoOptions>({
       async images(request, call) {
         call.signal.throwIfAborted();
         return generateImages(request);
+      },
+      async embeddings(request, call) {
+        call.signal.throwIfAborted();
+        return echoEmbeddings(request, ctx.name);
       },
       async chat(request, call) {
         call.signal.throwIfAborted();

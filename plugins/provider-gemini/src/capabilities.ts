@@ -32,6 +32,7 @@ const GEMINI_CHAT: CapabilityMap = {
   audio: false,
   images: false,
   responses: false,
+  embeddings: false,
   prefill: false,
 };
 
@@ -50,6 +51,7 @@ export const OTHER_DEFAULTS: Readonly<CapabilityMap> = Object.freeze({ chat: tru
  * geminiCapabilities("gemini-2.5-flash").reasoning_effort // true
  * geminiCapabilities("gemini-2.0-flash").reasoning_effort // false
  * geminiCapabilities("gemini-2.5-flash-image")            // { chat: false, streaming: false, images: true }
+ * geminiCapabilities("gemini-embedding-001")              // { chat: false, streaming: false, embeddings: true }
  */
 export const geminiCapabilities = capabilityTable({
   // Tried in order before the prefixes: families a prefix cannot name.
@@ -58,8 +60,9 @@ export const geminiCapabilities = capabilityTable({
     // `nano-banana-pro-preview` alias the SDK lists) are for the images endpoint, which
     // `image-request.ts` serves; their chat replies are images, which chat completions cannot carry.
     [/image|^imagen-|nano-banana/, { chat: false, streaming: false, images: true }],
-    // Embedding models have no generateContent at all.
-    [/embedding/, { chat: false, streaming: false }],
+    // Embedding models (`gemini-embedding-001`, `text-embedding-004`) have no generateContent at
+    // all: `embedContent` and `batchEmbedContents` only (`embeddings.ts`).
+    [/embedding/, { chat: false, streaming: false, embeddings: true }],
     [/^gemini-([3-9]|[1-9]\d)|^gemini-(flash|flash-lite|pro)-latest$/, GEMINI_THINKING],
   ],
   prefixes: { "gemini-2.5": GEMINI_THINKING, "gemini-": GEMINI_CHAT },

@@ -1,8 +1,8 @@
 /**
  * @modelmux/provider-gemini: the Google Gemini API (`generateContent`,
- * `streamGenerateContent?alt=sse`, and Imagen's `predict`). Transport only: the translation lives
- * in `request.ts` (with `contents.ts`), `response.ts`, `stream.ts`, `image-request.ts`,
- * `image-response.ts` and `errors.ts`; the API root, headers and error replies are the core's
+ * `streamGenerateContent?alt=sse`, Imagen's `predict`, `embedContent` and `batchEmbedContents`).
+ * Transport only: the translation lives in `request.ts` (with `contents.ts`), `response.ts`,
+ * `stream.ts`, `image-request.ts`, `image-response.ts`, `embeddings.ts` and `errors.ts`; the API root, headers and error replies are the core's
  * provider kit's (docs/plugins.md, "The provider kit").
  */
 import {
@@ -16,6 +16,7 @@ import {
   postUpstream,
   readUpstreamText,
   type ChatRequest,
+  type EmbeddingsRequest,
   type HttpResponse,
   type ImageGenerationRequest,
   type PluginContext,
@@ -23,6 +24,7 @@ import {
   type ProviderCall,
 } from "@modelmux/core";
 import { geminiCapabilities } from "./capabilities.ts";
+import { EMBED_BATCH_LIMIT, embeddingTexts, readBatchEmbedContents, readEmbedContent, toEmbeddingsResponse, toEmbedRequest, type GeminiEmbedding } from "./embeddings.ts";
 import { geminiErrors } from "./errors.ts";
 import { geminiImageOptions, imageCount, imageFamily, toGeminiImageRequest, toImagenRequest } from "./image-request.ts";
 import { readGeminiImages, readImagenImages, toImagesResponse } from "./image-response.ts";
@@ -65,8 +67,8 @@ export const optionsSchema = {
 
 export type GeminiProviderOptions = FromSchema<typeof optionsSchema>;
 
-/** The model methods this plugin calls: chat and Gemini images, streamed chat, Imagen images. */
-export type ModelMethod = "generateContent" | "streamGenerateContent" | "predict";
+/** The model methods this plugin calls: chat and Gemini images, streamed chat, Imagen images, embeddings. */
+export type ModelMethod = "generateContent" | "streamGenerateContent" | "predict" | "embedContent" | "batchEmbedContents";
 
 /**
  * The endpoint of a model below `root` (`apiRoot` of `base_url`). A bare id is a base model
@@ -77,10 +79,14 @@ export type ModelMethod = "generateContent" | "streamGenerateContent" | "predict
  * // "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
  */
 export function modelUrl(root: string, apiVersion: string, model: string, method: ModelMethod): string {
-  const name = model.includes("/") ? model : `models/${model}`;
-  const path = name.split("/").map(encodeURIComponent).join("/");
+  const path = resourceName(model).split("/").map(encodeURIComponent).join("/");
   const query = method === "streamGenerateContent" ? "?alt=sse" : "";
   return joinUrl(root, `/${apiVersion}/${path}:${method}${query}`);
+}
+
+/** A model's resource name: `models/<id>` for a base model, the id itself for a full name (`tunedModels/…`). */
+export function resourceName(model: string): string {
+  return model.includes("/") ? model : `models/${model}`;
 }
 
 /**
@@ -146,6 +152,26 @@ function setup(options: GeminiProviderOptions, ctx: PluginContext): Provider {
     );
   }
 
+  /**
+   * One text: `embedContent`. Several: `batchEmbedContents`, at most 100 a call (Google's bound),
+   * the calls one after the other so that one request never makes a burst against the key's quota.
+   */
+  async function embed(request: EmbeddingsRequest, call: ProviderCall) {
+    const texts = embeddingTexts(request, ctx.name);
+    if (texts.length === 1) {
+      const reply = await callJson("embedContent", toEmbedRequest(texts[0]!, request.dimensions), call);
+      return toEmbeddingsResponse([readEmbedContent(reply, ctx.name)], call.model);
+    }
+    const name = resourceName(call.model);
+    const embeddings: GeminiEmbedding[] = [];
+    for (let start = 0; start < texts.length; start += EMBED_BATCH_LIMIT) {
+      const batch = texts.slice(start, start + EMBED_BATCH_LIMIT);
+      const reply = await callJson("batchEmbedContents", { requests: batch.map((text) => toEmbedRequest(text, request.dimensions, name)) }, call);
+      embeddings.push(...readBatchEmbedContents(reply, ctx.name, batch.length));
+    }
+    return toEmbeddingsResponse(embeddings, call.model);
+  }
+
   return {
     capabilities: geminiCapabilities,
 
@@ -162,6 +188,7 @@ function setup(options: GeminiProviderOptions, ctx: PluginContext): Provider {
 
     imageOptions: geminiImageOptions,
     images: generateImages,
+    embeddings: embed,
   };
 }
 

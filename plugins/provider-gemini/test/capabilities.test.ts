@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { geminiCapabilities, OTHER_DEFAULTS } from "../src/capabilities.ts";
 
 const CHAT = { chat: true, streaming: true, tools: true, parallel_tool_calls: true, vision: true, json_mode: true, json_schema: true, n: true };
-const OFF = { logprobs: false, audio: false, images: false, responses: false, prefill: false };
+const OFF = { logprobs: false, audio: false, images: false, responses: false, embeddings: false, prefill: false };
 
 describe("geminiCapabilities", () => {
   it.each(["gemini-2.5-flash", "gemini-2.5-pro", "gemini-2.5-flash-lite", "models/gemini-2.5-flash", "gemini-3-pro-preview", "gemini-flash-latest"])(
@@ -20,8 +20,10 @@ describe("geminiCapabilities", () => {
     expect(geminiCapabilities(model)).toEqual({ chat: false, streaming: false, images: true });
   });
 
-  it("has no chat for embedding models, and plain chat for anything unknown", () => {
-    expect(geminiCapabilities("gemini-embedding-001")).toMatchObject({ chat: false });
+  it("gives embedding models embeddings and no chat, and anything unknown plain chat", () => {
+    for (const model of ["gemini-embedding-001", "text-embedding-004", "models/gemini-embedding-exp-03-07"]) {
+      expect(geminiCapabilities(model)).toEqual({ chat: false, streaming: false, embeddings: true });
+    }
     expect(geminiCapabilities("gemma-3-27b-it")).toEqual(OTHER_DEFAULTS);
   });
 

@@ -62,6 +62,8 @@ export const COMPATIBLE_DEFAULTS: Readonly<CapabilityMap> = Object.freeze({
 });
 
 const IMAGES: CapabilityMap = { chat: false, streaming: false, images: true };
+/** Embedding models have no chat endpoint either: `POST /embeddings` only. */
+const EMBEDDINGS: CapabilityMap = { chat: false, streaming: false, embeddings: true };
 /** The audio previews take and return audio, but not images. */
 const AUDIO: CapabilityMap = { chat: true, streaming: true, tools: true, parallel_tool_calls: true, audio: true, n: true };
 
@@ -71,6 +73,7 @@ const AUDIO: CapabilityMap = { chat: true, streaming: true, tools: true, paralle
  * @example
  * openaiCapabilities("gpt-4o-mini").vision // true
  * openaiCapabilities("llama3.1:8b")        // COMPATIBLE_DEFAULTS
+ * openaiCapabilities("text-embedding-3-small") // { chat: false, streaming: false, embeddings: true }
  */
 export const openaiCapabilities = capabilityTable({
   prefixes: {
@@ -87,7 +90,12 @@ export const openaiCapabilities = capabilityTable({
     "gpt-4": LEGACY_CHAT,
     "gpt-3.5": LEGACY_CHAT,
   },
-  // o1, o3, o4…: a family a prefix list would have to enumerate.
-  patterns: [[/^o\d/, O_SERIES]],
+  patterns: [
+    // OpenAI's `text-embedding-*`, and the embedding models compatible servers serve under their
+    // own names (`nomic-embed-text`, `mxbai-embed-large`, `Qwen3-Embedding-8B`…).
+    [/embed/, EMBEDDINGS],
+    // o1, o3, o4…: a family a prefix list would have to enumerate.
+    [/^o\d/, O_SERIES],
+  ],
   fallback: COMPATIBLE_DEFAULTS,
 });

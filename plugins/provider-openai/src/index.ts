@@ -1,7 +1,7 @@
 /**
  * @modelmux/provider-openai: OpenAI's Chat Completions API, and every server that speaks it
  * (Groq, Together, Mistral, DeepSeek, vLLM, Ollama's `/v1`, LM Studio…); also OpenAI's image
- * generation and its Responses API, forwarded as is. The core's provider kit does the transport
+ * generation, embeddings, and its Responses API, forwarded as is. The core's provider kit does the transport
  * and reads the wire format (`openaiShapedProvider`, docs/plugins.md, "The provider kit"); this
  * plugin adds what is OpenAI's own: its headers, its capability defaults (`capabilities.ts`) and
  * its image models (`images.ts`).
@@ -52,6 +52,7 @@ function setup(options: OpenAIProviderOptions, ctx: PluginContext): Provider {
     // OpenAI logs `X-Client-Request-Id` with the request, so the router's id finds it there too.
     requestIdHeader: "x-client-request-id",
     images: { options: openaiImageOptions, body: toImageRequest },
+    embeddings: true,
     responses: true,
     prefillStyle: options.prefill_style,
   });

@@ -22,6 +22,17 @@ describe("openaiCapabilities", () => {
     expect(openaiCapabilities(model)).toMatchObject({ images: true, chat: false });
   });
 
+  it.each(["text-embedding-3-small", "text-embedding-3-large", "text-embedding-ada-002", "nomic-embed-text", "mxbai-embed-large:335m", "Qwen/Qwen3-Embedding-8B"])(
+    "%s embeds and does not chat",
+    (model) => {
+      expect(openaiCapabilities(model)).toEqual({ chat: false, streaming: false, embeddings: true });
+    },
+  );
+
+  it.each(["gpt-4o-mini", "o3-mini", "llama3.1:8b"])("%s does not embed", (model) => {
+    expect(openaiCapabilities(model).embeddings).toBeFalsy();
+  });
+
   it("gives the audio preview audio, and plain gpt-4o none", () => {
     expect(openaiCapabilities("gpt-4o-audio-preview").audio).toBe(true);
     expect(openaiCapabilities("gpt-4o-mini-audio-preview-2024-12-17").audio).toBe(true);

@@ -6,6 +6,7 @@ import { openaiRequestReader, startFakeOpenAIConformance } from "../../../test/f
 testProvider({
   plugin,
   model: "gpt-4o-mini",
+  embeddingModel: "text-embedding-3-small",
   options: { prefill_style: "prefix", capabilities: { prefill: true } },
   upstream: { start: startFakeOpenAIConformance, reader: openaiRequestReader },
 });

@@ -4,6 +4,7 @@
  * core has already removed what it serves itself (`store`, `metadata`) and set the stream fields,
  * so this is a passthrough with two deliberate changes.
  */
+import type { EmbeddingsRequest } from "../../schemas/embeddings-request.ts";
 import type { ImageGenerationRequest } from "../../schemas/images-request.ts";
 import type { ChatRequest } from "../../types/chat.ts";
 
@@ -61,5 +62,10 @@ export function toOpenAIContinuationRequest(request: ChatRequest, model: string,
 
 /** The image request's body (`POST /images/generations`), built the same way. */
 export function toOpenAIImageRequest(request: ImageGenerationRequest, model: string): Record<string, unknown> {
+  return upstreamBody(request, model);
+}
+
+/** The embeddings request's body (`POST /embeddings`), built the same way: the client's fields, the bare model. */
+export function toOpenAIEmbeddingsRequest(request: EmbeddingsRequest, model: string): Record<string, unknown> {
   return upstreamBody(request, model);
 }

@@ -5,6 +5,7 @@
  * The document depends on no config, so it is made once, on first use, and served as text.
  */
 import { chatRequestSchema } from "../../schemas/chat-request.ts";
+import { embeddingsRequestSchema } from "../../schemas/embeddings-request.ts";
 import { imagesRequestSchema } from "../../schemas/images-request.ts";
 import { metadataUpdateSchema } from "../../schemas/metadata-update.ts";
 import { responsesRequestSchema } from "../../schemas/responses-request.ts";
@@ -22,6 +23,7 @@ export const REQUEST_SCHEMAS = {
   UpdateChatCompletionRequest: metadataUpdateSchema,
   CreateResponseRequest: responsesRequestSchema,
   CreateImageRequest: imagesRequestSchema,
+  CreateEmbeddingRequest: embeddingsRequestSchema,
 };
 
 const DESCRIPTION = [
@@ -45,6 +47,7 @@ export function buildOpenApiDocument() {
       { name: "stored completions", description: "Chat completions made with `store: true`, per app." },
       { name: "responses", description: "The Responses API, forwarded to one provider; API keys only." },
       { name: "images", description: "Image generation, and the image URLs the router serves." },
+      { name: "embeddings", description: "Vectors of texts." },
       { name: "models", description: "The served models." },
       { name: "service", description: "The router itself; no credential." },
       { name: "admin", description: "The router's operation: an API key with `admin: true` only." },

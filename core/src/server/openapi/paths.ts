@@ -204,6 +204,16 @@ export const PATHS: Readonly<Record<string, PathItem>> = {
     },
   },
   [`${IMAGE_FILES_PATH}/{name}`]: imageFile,
+  "/v1/embeddings": {
+    post: {
+      operationId: "createEmbedding",
+      summary: "Embed texts (or token ids) as vectors",
+      tags: ["embeddings"],
+      security: KEY_OR_TOKEN,
+      requestBody: body("CreateEmbeddingRequest"),
+      responses: { "200": jsonReply("One vector per input.", "EmbeddingsResponse", ROUTED_HEADERS), ...errorReplies(400, 401, 404, 413, 415, 429, 500, 502, 504) },
+    },
+  },
   "/v1/models": getAndHead({
     operationId: "listModels",
     summary: "List every served model",

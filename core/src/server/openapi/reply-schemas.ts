@@ -1,7 +1,7 @@
 /**
  * The JSON Schemas of the router's replies, for the OpenAPI document (docs/interface.md, "OpenAPI
  * description"). What the router makes itself (the error envelope, the normalised chat completion,
- * stored completions and their lists, the models list, the image result) is closed with
+ * stored completions and their lists, the models list, the image and embeddings results) is closed with
  * `additionalProperties: false`, so the reply test (test/openapi-replies.test.ts) notices a field
  * added to a reply but not here. What it relays as a provider wrote it (stream chunks, the
  * Responses API) is open. Each schema uses only keywords that mean the same in JSON Schema draft-07
@@ -188,6 +188,28 @@ const imagesResponse = closed(["created", "data"], {
   },
 });
 
+const embeddingsResponse = closed(["object", "data", "model"], {
+  object: { const: "list" },
+  data: {
+    type: "array",
+    description: "One per input, in input order.",
+    items: closed(["object", "index", "embedding"], {
+      object: { const: "embedding" },
+      index: count,
+      embedding: {
+        type: ["array", "string"],
+        items: { type: "number" },
+        description: "The vector's numbers; with `encoding_format: base64`, base64 of its little-endian float32 values.",
+      },
+    }),
+  },
+  model: { type: "string", description: "The model that answered, as its provider names it." },
+  usage: {
+    ...closed(["prompt_tokens", "total_tokens"], { prompt_tokens: count, total_tokens: count }),
+    description: "Absent when the provider reported none: never made up.",
+  },
+});
+
 // The Responses API is forwarded one-to-one (docs/interface.md, "Responses API"): its replies are
 // the provider's, so only what every response carries is described.
 const response: JsonSchema = {
@@ -233,6 +255,7 @@ export const REPLY_SCHEMAS: Readonly<Record<string, JsonSchema>> = {
   Model: model,
   ModelList: closed(["data", "first_id", "last_id", "has_more"], { data: { type: "array", items: schemaRef("Model") }, first_id: nullableString, last_id: nullableString, has_more: { type: "boolean" } }),
   ImagesResponse: imagesResponse,
+  EmbeddingsResponse: embeddingsResponse,
   Response: response,
   ResponseStreamEvent: responseStreamEvent,
   ResponseForwarded: { type: "object", description: "The provider's reply, relayed unchanged (a deleted response, a list of input items)." },

@@ -99,7 +99,8 @@ export async function main(argv: string[]): Promise<void> {
     if (line.command === "serve") await serve(line.values);
     else await check(line.values.config);
   } catch (error) {
-    if (error instanceof ConfigError) fail(error.message);
+    // Every problem found, one a line (a script may count them), each naming the file and the path.
+    if (error instanceof ConfigError) fail(error.problems.join("\n[modelmux] "));
     throw error;
   }
 }

@@ -4,7 +4,7 @@
  * all.
  */
 import type { LimitSpec, RateLimitPolicy } from "../rate-limit/policy.ts";
-import { ConfigError } from "./config-error.ts";
+import { ConfigError, ConfigProblems } from "./config-error.ts";
 import type { LimitConfig, ModelmuxConfig } from "./types.ts";
 import { parseDuration } from "./units.ts";
 
@@ -26,25 +26,34 @@ function limitSpec(limit: LimitConfig, path: string): LimitSpec {
   return spec;
 }
 
-function overrides(entries: Record<string, LimitConfig | false> | undefined, path: string): Map<string, LimitSpec | null> {
+function overrides(entries: Record<string, LimitConfig | false> | undefined, path: string, problems: ConfigProblems): Map<string, LimitSpec | null> {
   const map = new Map<string, LimitSpec | null>();
-  for (const [name, limit] of Object.entries(entries ?? {})) map.set(name, limit === false ? null : limitSpec(limit, `${path}.${name}`));
+  for (const [name, limit] of Object.entries(entries ?? {})) {
+    const spec = limit === false ? null : problems.check(() => limitSpec(limit, `${path}.${name}`));
+    if (spec !== undefined) map.set(name, spec);
+  }
   return map;
 }
 
+/** @throws ConfigError naming every limit whose window is 0 */
 export function resolveRateLimits(config: ModelmuxConfig): ResolvedRateLimits | undefined {
   const block = config.rate_limit;
+  const problems = new ConfigProblems();
   const providers = new Map<string, LimitSpec>();
   for (const [name, provider] of Object.entries(config.providers)) {
-    if (provider.rate_limit) providers.set(name, limitSpec(provider.rate_limit, `providers.${name}.rate_limit`));
+    const spec = provider.rate_limit && problems.check(() => limitSpec(provider.rate_limit!, `providers.${name}.rate_limit`));
+    if (spec) providers.set(name, spec);
   }
-  if (!block && providers.size === 0) return undefined;
+  if (!block && providers.size === 0 && problems.count === 0) return undefined;
   const policy: RateLimitPolicy = {
-    apps: overrides(block?.apps, "rate_limit.apps"),
-    developers: overrides(block?.developers, "rate_limit.developers"),
+    apps: overrides(block?.apps, "rate_limit.apps", problems),
+    developers: overrides(block?.developers, "rate_limit.developers", problems),
     providers,
   };
-  if (block?.app) policy.app = limitSpec(block.app, "rate_limit.app");
-  if (block?.developer) policy.developer = limitSpec(block.developer, "rate_limit.developer");
+  const app = block?.app && problems.check(() => limitSpec(block.app!, "rate_limit.app"));
+  const developer = block?.developer && problems.check(() => limitSpec(block.developer!, "rate_limit.developer"));
+  problems.throwIfAny();
+  if (app) policy.app = app;
+  if (developer) policy.developer = developer;
   return { plugin: block?.plugin ?? DEFAULT_RATE_LIMIT_PLUGIN, options: block?.options ?? {}, policy };
 }

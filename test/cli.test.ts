@@ -86,7 +86,7 @@ describe("modelmux check", () => {
   it("exits 1 when a plugin option is refused, naming the option's path", async () => {
     const { code, stderr } = await run(["check", "--config", "test/fixtures/configs/bad-plugin-option.yaml"]);
     expect(code).toBe(1);
-    expect(stderr).toBe(`[modelmux] ${CONFIGS}bad-plugin-option.yaml: providers.openai.base_ur: is not a known field\n`);
+    expect(stderr).toBe(`[modelmux] ${CONFIGS}bad-plugin-option.yaml: providers.openai.base_ur: is not a known field; did you mean base_url?\n`);
   });
 
   it("exits 1 on a fallback naming a model the config does not have, naming its path and the fix", async () => {

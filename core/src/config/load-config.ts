@@ -37,8 +37,8 @@ function configValidator() {
     // Values that came from `${VAR}` are strings; coercing by the schema turns `"8080"` into the
     // integer a `port` needs while a digit-only API key stays a string. Config only, never bodies.
     // `allErrors`: `modelmux check` reports every problem of a file at once (a config is trusted
-    // and read once).
-    schemaValidator = createAjv({ coerceTypes: true, allErrors: true }).compile(schema);
+    // and read once). `verbose` gives each error its schema, whose keys "did you mean" reads.
+    schemaValidator = createAjv({ coerceTypes: true, allErrors: true, verbose: true }).compile(schema);
   }
   return schemaValidator;
 }

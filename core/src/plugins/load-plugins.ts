@@ -47,11 +47,20 @@ export interface LoadedPlugins {
 const DEFAULT_PROVIDER_TIMEOUT_MS = 600_000;
 
 // Plugin options come from the same YAML and `${VAR}` text as the config: coerce them the same way,
-// and report every problem (`allErrors`), as for the config.
-const optionsAjv = createAjv({ useDefaults: true, coerceTypes: true, allErrors: true });
+// and report every problem with "did you mean" (`allErrors`, `verbose`), as for the config.
+const optionsAjv = createAjv({ useDefaults: true, coerceTypes: true, allErrors: true, verbose: true });
 
-/** Validates a plugin's options with its own schema; every problem is reported, prefixed with the config path. */
-export function validatePluginOptions(definition: PluginDefinition, options: Record<string, unknown>, path: string): Record<string, unknown> {
+/**
+ * Validates a plugin's options with its own schema; every problem is reported, prefixed with the config path.
+ * @param siblings Keys beside the options that are the core's (a provider block's `models`…), offered
+ *   by "did you mean" for an unknown key at the top.
+ */
+export function validatePluginOptions(
+  definition: PluginDefinition,
+  options: Record<string, unknown>,
+  path: string,
+  siblings: readonly string[] = [],
+): Record<string, unknown> {
   let validate;
   try {
     validate = optionsAjv.compile(definition.optionsSchema);
@@ -60,7 +69,7 @@ export function validatePluginOptions(definition: PluginDefinition, options: Rec
   }
   const copy = structuredClone(options);
   if (!validate(copy)) {
-    throw new ConfigError(distinctProblems(validate.errors ?? [], (error) => formatAjvError(error, path, copy)));
+    throw new ConfigError(distinctProblems(validate.errors ?? [], (error) => formatAjvError(error, path, copy, error.instancePath === "" ? siblings : [])));
   }
   return copy;
 }
@@ -106,7 +115,7 @@ export async function loadPlugins(config: ModelmuxConfig, on: ReadonlySet<string
     const path = `providers.${name}`;
     const definition = await problems.checkAsync(() => definitionOf(block.plugin, "provider", `${path}.plugin`, ctx));
     if (!definition) continue;
-    const options = problems.check(() => validatePluginOptions(definition, providerOptions(block), path));
+    const options = problems.check(() => validatePluginOptions(definition, providerOptions(block), path, PROVIDER_CORE_KEYS));
     const timeoutMs = problems.check(() => (block.timeout === undefined ? DEFAULT_PROVIDER_TIMEOUT_MS : parseTimer(block.timeout, `${path}.timeout`)));
     if (options && timeoutMs !== undefined) providers.push({ name, block, definition, options, timeoutMs });
   }

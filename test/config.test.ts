@@ -181,7 +181,7 @@ describe("schema errors name their path", () => {
     ["a provider's models empty", testConfig({ x: { plugin: "provider-echo", models: [] } }), "providers.x.models: must have at least 1 item"],
     ["a provider without plugin", testConfig({ x: { models: ["m"] } as never }), "providers.x.plugin: is required"],
     ["an unknown top-level key", { ...testConfig(ECHO), databse: {} }, "databse: is not a known field"],
-    ["an unknown server key", { ...testConfig(ECHO), server: { prot: 1 } }, "server.prot: is not a known field"],
+    ["an unknown server key", { ...testConfig(ECHO), server: { prot: 1 } }, "server.prot: is not a known field; did you mean port?"],
     ["an alias target without provider", { ...testConfig(ECHO), aliases: { fast: "echo-1" } }, /^aliases\.fast: must match the pattern/],
     ["a bad body_limit", { ...testConfig(ECHO), server: { body_limit: "ten megs" } }, /^server\.body_limit: /],
     ["a max_connections of 0", { ...testConfig(ECHO), server: { max_connections: 0 } }, "server.max_connections: must be >= 1"],

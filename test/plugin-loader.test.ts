@@ -124,7 +124,7 @@ describe("resolving a plugin reference", () => {
 describe("plugin options", () => {
   it("refuses an unknown option of provider-openai, naming it under providers.<name>", async () => {
     const config = testConfig({ openai: { plugin: "provider-openai", base_ur: "http://127.0.0.1:9/v1", models: ["gpt-4o-mini"] } });
-    expect(await startError(config)).toBe("providers.openai.base_ur: is not a known field");
+    expect(await startError(config)).toBe("providers.openai.base_ur: is not a known field; did you mean base_url?");
   });
 
   it.each(["localhost:8080/v1", "not a url", "ftp://files.example/v1", "http://"])("refuses base_url %j: it must be an http(s) URL", async (base_url) => {

@@ -3,17 +3,18 @@
  * nothing left open when a start fails, and cross-references checked whatever the environment.
  */
 import { describe, expect, it } from "vitest";
-import { createRouter, defineProvider, type ModelmuxConfig } from "@modelmux/core";
+import { createRouter, defineProvider, defineStorage, type ModelmuxConfig } from "@modelmux/core";
 import { ConfigError } from "../core/src/config/config-error.ts";
 import { readConfigFile } from "../core/src/config/load-config.ts";
 import { postJson, silentLogger, testConfig } from "./helpers/harness.ts";
 import { probeCompletion } from "./helpers/probe-provider.ts";
 
-function countingPlugin(counter: { closed: number }, failSetup = false) {
+function countingPlugin(counter: { closed: number; started?: number }, failSetup = false) {
   return defineProvider({
     name: "counting",
     optionsSchema: { type: "object" },
     setup() {
+      counter.started = (counter.started ?? 0) + 1;
       if (failSetup) throw new Error("cannot start");
       return {
         capabilities: () => ({}),
@@ -53,10 +54,27 @@ describe("createRouter at start-up", () => {
     expect(counter.closed).toBe(1);
   });
 
-  it("closes the providers when a later check (an alias) fails", async () => {
-    const counter = { closed: 0 };
+  it("sets up no provider when a check that needs none (an alias) fails", async () => {
+    const counter = { closed: 0, started: 0 };
     const config = testConfig({ a: { plugin: "ok", models: ["m"] } }, { aliases: { fast: "a/typo" } });
     await expect(createRouter(config, { logger: silentLogger(), plugins: { ok: countingPlugin(counter) } })).rejects.toThrow(ConfigError);
+    expect(counter.started).toBe(0);
+  });
+
+  it("closes the providers when a later set-up (the storage's) fails", async () => {
+    const counter = { closed: 0 };
+    const failing = defineStorage({
+      contract: 2,
+      name: "failing",
+      optionsSchema: { type: "object" },
+      setup() {
+        throw new Error("no disk");
+      },
+    });
+    const config = testConfig({ a: { plugin: "ok", models: ["m"] } }, { storage: { plugin: "failing" } });
+    await expect(createRouter(config, { logger: silentLogger(), plugins: { ok: countingPlugin(counter), failing } })).rejects.toThrow(
+      "storage: plugin 'failing' failed to start: no disk",
+    );
     expect(counter.closed).toBe(1);
   });
 

@@ -1,23 +1,16 @@
 /**
- * The `modelmux` command (README, "Configuration"):
- *   modelmux serve [--config FILE] [--host H] [--port N]
- *   modelmux check [--config FILE]
+ * The `modelmux` command (README, "Configuration"): `modelmux serve`, `modelmux check`, and the
+ * help of each (`cli-usage.ts`, which also reads the command line).
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { parseArgs } from "node:util";
+import { EXIT_FAILURE, EXIT_USAGE, helpText, parseCommandLine } from "./cli-usage.ts";
 import { ConfigError } from "./config/config-error.ts";
 import { DEFAULT_CONFIG_PATH, inConfigFile, readConfigFile } from "./config/load-config.ts";
 import { limitHeapGrowth } from "./heap-growth.ts";
 import { CORE_PACKAGE_DIR } from "./package-dir.ts";
 import { createRouter } from "./router.ts";
 import { startServer } from "./server/listen.ts";
-
-const USAGE = `Usage:
-  modelmux serve [--config FILE] [--host HOST] [--port PORT]   start the router
-  modelmux check [--config FILE]                               validate a config and load its plugins
-
-Without --config the file is MODELMUX_CONFIG, else ./config/modelmux.yaml, else the built-in default.`;
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(join(CORE_PACKAGE_DIR, "package.json"), "utf8")) as { version: string };
@@ -39,9 +32,9 @@ const LISTEN_ERRORS: Record<string, string> = {
   EADDRNOTAVAIL: "no network interface of this machine has that address; pick another with --host (or server.host)",
 };
 
-function fail(message: string): never {
+function fail(message: string, code = EXIT_FAILURE): never {
   process.stderr.write(`[modelmux] ${message}\n`);
-  process.exit(1);
+  process.exit(code);
 }
 
 async function build(flag: string | undefined) {
@@ -61,11 +54,15 @@ async function check(flag: string | undefined): Promise<void> {
 }
 
 async function serve(values: { config?: string; host?: string; port?: string }): Promise<void> {
+  // A wrong command line is told before the config is read: it is not the config's fault.
+  const portFlag = values.port === undefined ? undefined : Number(values.port);
+  if (portFlag !== undefined && !(/^\d+$/.test(values.port!) && portFlag <= 65535)) {
+    fail(`--port: must be an integer from 0 to 65535, got '${values.port}' (modelmux serve --help)`, EXIT_USAGE);
+  }
   limitHeapGrowth();
   const { router, path } = await build(values.config);
   const host = values.host ?? router.settings.host;
-  const port = values.port === undefined ? router.settings.port : Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port: must be an integer from 0 to 65535, got '${values.port}'`);
+  const port = portFlag ?? router.settings.port;
   const running = await startServer(router, { host, port }).catch(async (error: unknown) => {
     const why = LISTEN_ERRORS[(error as NodeJS.ErrnoException).code ?? ""];
     if (!why) throw error;
@@ -94,35 +91,16 @@ async function serve(values: { config?: string; host?: string; port?: string }):
 }
 
 export async function main(argv: string[]): Promise<void> {
-  let parsed;
+  const line = parseCommandLine(argv);
+  if (line.kind === "usage-error") fail(line.message, EXIT_USAGE);
+  if (line.kind === "version") return void process.stdout.write(`${version()}\n`);
+  if (line.kind === "help") return void process.stdout.write(helpText(version(), line.command));
   try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        config: { type: "string", short: "c" },
-        host: { type: "string" },
-        port: { type: "string", short: "p" },
-        help: { type: "boolean", short: "h" },
-        version: { type: "boolean", short: "v" },
-      },
-    });
+    if (line.command === "serve") await serve(line.values);
+    else await check(line.values.config);
   } catch (error) {
-    fail(`${(error as Error).message}\n${USAGE}`);
-  }
-  const { values, positionals } = parsed;
-  if (values.version) return void process.stdout.write(`${version()}\n`);
-  const command = positionals[0];
-  if (values.help || !command) return void process.stdout.write(`${USAGE}\n`);
-  try {
-    if (command === "serve") return await serve(values);
-    if (command === "check") {
-      await check(values.config);
-      return;
-    }
-  } catch (error) {
-    if (error instanceof ConfigError) fail(error.message);
+    // Every problem found, one a line (a script may count them), each naming the file and the path.
+    if (error instanceof ConfigError) fail(error.problems.join("\n[modelmux] "));
     throw error;
   }
-  fail(`unknown command '${command}'\n${USAGE}`);
 }

@@ -8,11 +8,9 @@ import type { H3, Middleware } from "h3";
 import type { AppContext } from "./app-context.ts";
 import { createRoutes } from "./server/routes.ts";
 import { createAuthenticator, type ApiKeyEntry } from "./server/auth/authenticate.ts";
+import { checkConfig } from "./config/check-config.ts";
 import { prepareConfig } from "./config/load-config.ts";
-import { resolveAliases, resolveApiKeys, resolveServer, type ServerSettings } from "./config/resolve-config.ts";
-import { resolveJwt } from "./config/resolve-jwt.ts";
-import { resolveOriginPolicy } from "./config/resolve-origin-policy.ts";
-import { resolveRouting } from "./config/resolve-routing.ts";
+import type { ServerSettings } from "./config/resolve-config.ts";
 import { resolveSwitchedOff } from "./config/resolve-switched-off.ts";
 import { createJwtVerifier } from "./server/auth/jwt.ts";
 import type { ModelmuxConfig } from "./config/types.ts";
@@ -24,8 +22,6 @@ import { metrics as metricsMiddleware } from "./server/middleware/metrics.ts";
 import { RouterMetrics, type MetricsOptions } from "./operations/metrics.ts";
 import { activity } from "./server/middleware/activity.ts";
 import { ActivityWindow } from "./operations/activity.ts";
-import { resolvePricing } from "./config/resolve-pricing.ts";
-import type { Pricing } from "./operations/pricing.ts";
 import { auth } from "./server/middleware/auth.ts";
 import { bodyLimit } from "./server/middleware/body-limit.ts";
 import { rateLimit } from "./server/middleware/rate-limit.ts";
@@ -102,15 +98,16 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
   const env = options.env ?? process.env;
   const checked = prepareConfig(config, env);
   const logger = options.logger ?? createLogger(checked.logging);
-  const settings = resolveServer(checked);
-  const { keys, generated } = resolveApiKeys(checked);
-  const jwt = resolveJwt(checked);
-  const originPolicy = resolveOriginPolicy(checked);
+  const loadContext = { baseDir: options.baseDir ?? process.cwd(), env, logger, plugins: options.plugins ?? {} };
+  // Every check that needs nothing set up, all of them reported at once; then the set-up.
+  const { settings, keys: { keys, generated }, jwt, originPolicy, served, aliases, routing, pricing, plugins } = await checkConfig(checked, loadContext);
+  if (aliases.dropped.length > 0) logger.info(`aliases off with their provider: ${aliases.dropped.join(", ")}`);
+  if (routing.dropped.length > 0) logger.info(`left out of fallbacks and pools with their provider: ${routing.dropped.join(", ")}`);
   const http = options.http ?? createHttpClient({ bufferLimit: settings.upstreamBodyLimit });
   const closeHttp = () => (options.http ? Promise.resolve() : http.close());
 
-  const setupContext = { baseDir: options.baseDir ?? process.cwd(), env, logger, http, plugins: options.plugins ?? {} };
-  const providers = await setupProviders(checked, setupContext).catch(async (error: unknown) => {
+  const setupContext = { logger, http };
+  const providers = await setupProviders(plugins.providers, setupContext).catch(async (error: unknown) => {
     await closeHttp();
     throw error;
   });
@@ -119,22 +116,14 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
   const closePlugins = () => Promise.allSettled([...providers.map((p) => p.instance.close?.()), storage?.close?.(), rateLimits?.limiter.close?.()]);
   let models: ModelTable;
   let planner: RoutePlanner;
-  let settingsOf: AppContext["settingsOf"];
-  let pricing: Pricing;
+  const settingsOf = routing.settingsOf;
   let responses: AppContext["responses"];
   try {
     responses = resolveResponsesTarget(checked, providers);
-    const served = new Set(providers.map((p) => p.provider));
-    const { aliases, dropped } = resolveAliases(checked, served);
-    if (dropped.length > 0) logger.info(`aliases off with their provider: ${dropped.join(", ")}`);
-    const routing = resolveRouting(checked, served);
-    if (routing.dropped.length > 0) logger.info(`left out of fallbacks and pools with their provider: ${routing.dropped.join(", ")}`);
-    models = buildModelTable(providers, aliases, resolveSwitchedOff(checked, served, env), routing.pools);
-    settingsOf = routing.settingsOf;
-    pricing = resolvePricing(checked);
+    models = buildModelTable(providers, aliases.aliases, resolveSwitchedOff(checked, served, env), routing.pools);
     planner = createRoutePlanner({ models, fallbacks: routing.fallbacks, settingsOf });
-    storage = await setupStorage(checked, setupContext);
-    rateLimits = await setupRateLimits(checked, setupContext);
+    storage = await setupStorage(plugins.storage, setupContext);
+    rateLimits = await setupRateLimits(plugins.rateLimit, setupContext);
   } catch (error) {
     await closePlugins();
     await closeHttp();

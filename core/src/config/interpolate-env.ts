@@ -12,22 +12,34 @@ export class MissingEnvError extends Error {
   }
 }
 
-function substitute(value: string, env: NodeJS.ProcessEnv, path: string): string {
-  return value.replace(PATTERN, (_match, name: string, fallback: string | undefined) => {
+function substitute(value: string, env: NodeJS.ProcessEnv, path: string, missing: MissingEnvError[]): string {
+  return value.replace(PATTERN, (match, name: string, fallback: string | undefined) => {
     const set = env[name];
     if (set !== undefined && set !== "") return set;
     if (fallback !== undefined) return fallback;
-    throw new MissingEnvError(name, path);
+    missing.push(new MissingEnvError(name, path));
+    return match;
   });
 }
 
-/** Returns a copy of `value` with every `${…}` in its strings replaced. `path` names each value for errors. */
-export function interpolateEnv(value: unknown, env: NodeJS.ProcessEnv, path = ""): unknown {
-  if (typeof value === "string") return value.includes("${") ? substitute(value, env, path || "(root)") : value;
-  if (Array.isArray(value)) return value.map((item, i) => interpolateEnv(item, env, `${path}[${i}]`));
+/**
+ * Returns a copy of `value` with every `${…}` in its strings replaced. `path` names each value for
+ * errors. A variable that is unset without a default is thrown as a MissingEnvError, or, given
+ * `missing`, added to it (every one of them, for `modelmux check`) and left as written.
+ */
+export function interpolateEnv(value: unknown, env: NodeJS.ProcessEnv, path = "", missing?: MissingEnvError[]): unknown {
+  const found = missing ?? [];
+  const out = interpolateInto(value, env, path, found);
+  if (!missing && found.length > 0) throw found[0];
+  return out;
+}
+
+function interpolateInto(value: unknown, env: NodeJS.ProcessEnv, path: string, missing: MissingEnvError[]): unknown {
+  if (typeof value === "string") return value.includes("${") ? substitute(value, env, path || "(root)", missing) : value;
+  if (Array.isArray(value)) return value.map((item, i) => interpolateInto(item, env, `${path}[${i}]`, missing));
   if (value && typeof value === "object") {
     const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) out[key] = interpolateEnv(item, env, path ? `${path}.${key}` : key);
+    for (const [key, item] of Object.entries(value)) out[key] = interpolateInto(item, env, path ? `${path}.${key}` : key, missing);
     return out;
   }
   return value;

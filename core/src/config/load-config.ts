@@ -8,6 +8,7 @@ import type { ErrorObject } from "ajv";
 import { parseDocument } from "yaml";
 import { CORE_PACKAGE_DIR } from "../package-dir.ts";
 import { createAjv, formatAjvError } from "../validation/ajv.ts";
+import { distinctProblems } from "../validation/error-list.ts";
 import { ConfigError } from "./config-error.ts";
 import { interpolateEnv, MissingEnvError } from "./interpolate-env.ts";
 import type { ModelmuxConfig } from "./types.ts";
@@ -35,7 +36,9 @@ function configValidator() {
     const schema = JSON.parse(readFileSync(SCHEMA_PATH, "utf8")) as Record<string, unknown>;
     // Values that came from `${VAR}` are strings; coercing by the schema turns `"8080"` into the
     // integer a `port` needs while a digit-only API key stays a string. Config only, never bodies.
-    schemaValidator = createAjv({ coerceTypes: true }).compile(schema);
+    // `allErrors`: `modelmux check` reports every problem of a file at once (a config is trusted
+    // and read once). `verbose` gives each error its schema, whose keys "did you mean" reads.
+    schemaValidator = createAjv({ coerceTypes: true, allErrors: true, verbose: true }).compile(schema);
   }
   return schemaValidator;
 }
@@ -51,34 +54,30 @@ const UNIT_RULES: ReadonlyArray<readonly [schemaPath: string, rule: string]> = [
   ["#/definitions/pool_member/properties/weight/", "must be a number more than 0 (the member's share of the pool's requests, e.g. 1); remove a member that should get none"],
 ];
 
-function configErrorMessage(error: ErrorObject, config: unknown): string {
+function configErrorMessage(error: ErrorObject, config: unknown): { message: string; param: string | null } {
   const { message, param } = formatAjvError(error, undefined, config);
   const unit = UNIT_RULES.find(([schemaPath]) => error.schemaPath.startsWith(schemaPath));
-  return unit && param ? `${param}: ${unit[1]}` : message;
+  return { message: unit && param ? `${param}: ${unit[1]}` : message, param };
 }
 
 /**
  * Checks a config object (after substitution) against the schema and returns it typed.
- * @throws ConfigError naming the path, e.g. `providers.openai.models: must NOT have fewer than 1 items`
+ * @throws ConfigError naming the path of every problem, e.g. `providers.openai.models: must have at least 1 item`
  */
 export function validateConfig(config: unknown): ModelmuxConfig {
   const validate = configValidator();
   if (!validate(config)) {
-    const first = validate.errors?.[0];
-    throw new ConfigError(first ? configErrorMessage(first, config) : "invalid config");
+    const problems = distinctProblems(validate.errors ?? [], (error) => configErrorMessage(error, config));
+    throw new ConfigError(problems.length > 0 ? problems : ["invalid config"]);
   }
   return config as ModelmuxConfig;
 }
 
 /** Substitutes the environment into a parsed config and validates it. */
 export function prepareConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env): ModelmuxConfig {
-  let substituted: unknown;
-  try {
-    substituted = interpolateEnv(raw, env);
-  } catch (error) {
-    if (error instanceof MissingEnvError) throw new ConfigError(error.message);
-    throw error;
-  }
+  const missing: MissingEnvError[] = [];
+  const substituted = interpolateEnv(raw, env, "", missing);
+  if (missing.length > 0) throw new ConfigError(missing.map((error) => error.message));
   return validateConfig(substituted);
 }
 
@@ -107,7 +106,7 @@ export function readConfigFile(file: string): ConfigFile {
   }
   const document = parseDocument(text, { prettyErrors: true });
   if (document.errors.length > 0) {
-    throw new ConfigError(`${path}: invalid YAML: ${document.errors[0]!.message}`);
+    throw new ConfigError(document.errors.map((error) => `${path}: invalid YAML: ${error.message}`));
   }
   const raw: unknown = document.toJS();
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
@@ -116,9 +115,9 @@ export function readConfigFile(file: string): ConfigFile {
   return { raw: raw as ModelmuxConfig, path, baseDir: dirname(path) };
 }
 
-/** Prefixes a config error with the file it came from. */
+/** Prefixes each problem of a config error with the file it came from. */
 export function inConfigFile(path: string, error: unknown): unknown {
-  return error instanceof ConfigError ? new ConfigError(`${path}: ${error.message}`, { cause: error }) : error;
+  return error instanceof ConfigError ? new ConfigError(error.problems.map((problem) => `${path}: ${problem}`), { cause: error }) : error;
 }
 
 /** Reads, substitutes and validates a YAML config file. */

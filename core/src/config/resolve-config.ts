@@ -5,7 +5,7 @@
 import { randomBytes } from "node:crypto";
 import type { ApiKeyEntry } from "../server/auth/authenticate.ts";
 import { DEFAULT_UPSTREAM_BODY_LIMIT } from "../upstream/body-limit.ts";
-import { ConfigError } from "./config-error.ts";
+import { ConfigError, ConfigProblems } from "./config-error.ts";
 import type { ModelmuxConfig } from "./types.ts";
 import { parseSize, parseTimer } from "./units.ts";
 
@@ -25,19 +25,22 @@ export interface ServerSettings {
 
 export function resolveServer(config: ModelmuxConfig): ServerSettings {
   const server = config.server ?? {};
-  return {
+  const problems = new ConfigProblems();
+  const settings = {
     host: server.host ?? "127.0.0.1",
     port: server.port ?? 8080,
     bodyLimit: parseSize(server.body_limit ?? "10mb"),
-    shutdownTimeoutMs: parseTimer(server.shutdown_timeout ?? "10s", "server.shutdown_timeout"),
+    shutdownTimeoutMs: problems.check(() => parseTimer(server.shutdown_timeout ?? "10s", "server.shutdown_timeout")),
     // Enough for a 10mb body (the default body_limit) on a 1.5 Mbit/s uplink; a prompt takes milliseconds.
-    requestTimeoutMs: parseTimer(server.request_timeout ?? "60s", "server.request_timeout"),
+    requestTimeoutMs: problems.check(() => parseTimer(server.request_timeout ?? "60s", "server.request_timeout")),
     // A client that takes not even 64 KB of its reply in a minute (about 1 KB/s) is gone or stalling on purpose.
-    writeTimeoutMs: parseTimer(server.write_timeout ?? "60s", "server.write_timeout"),
+    writeTimeoutMs: problems.check(() => parseTimer(server.write_timeout ?? "60s", "server.write_timeout")),
     // Room for a thousand long streams and the load beside them, below common open-file limits.
     maxConnections: server.max_connections ?? 4096,
-    upstreamBodyLimit: server.upstream_body_limit === undefined ? DEFAULT_UPSTREAM_BODY_LIMIT : upstreamBodyLimit(server.upstream_body_limit),
+    upstreamBodyLimit: problems.check(() => (server.upstream_body_limit === undefined ? DEFAULT_UPSTREAM_BODY_LIMIT : upstreamBodyLimit(server.upstream_body_limit))),
   };
+  problems.throwIfAny();
+  return settings as ServerSettings;
 }
 
 /** `server.upstream_body_limit` in bytes: a limit of 0 would refuse every reply, and no limit is what it exists to prevent. */
@@ -62,16 +65,18 @@ export function resolveApiKeys(config: ModelmuxConfig): ResolvedKeys {
   if (!config.auth) throw new ConfigError("auth: is required (auth.api_keys lists the keys clients send as 'Authorization: Bearer <key>')");
   const keys: ApiKeyEntry[] = [];
   const generated: ApiKeyEntry[] = [];
+  const problems = new ConfigProblems();
   config.auth.api_keys.forEach((entry, i) => {
     const scope = { app: entry.app ?? "default", developer: entry.developer ?? "default", admin: entry.admin === true };
     if (entry.key !== "") return keys.push({ key: entry.key, ...scope });
     if (!entry.generate_if_empty) {
-      throw new ConfigError(`auth.api_keys[${i}].key: must not be empty (set the variable it names, or add generate_if_empty: true)`);
+      return problems.add(`auth.api_keys[${i}].key: must not be empty (set the variable it names, or add generate_if_empty: true)`);
     }
     const made = { key: generateKey(), ...scope };
     keys.push(made);
     generated.push(made);
   });
+  problems.throwIfAny();
   return { keys, generated };
 }
 
@@ -86,13 +91,14 @@ export function resolveAliases(config: ModelmuxConfig, servedProviders: Readonly
   );
   const aliases: Record<string, string> = {};
   const dropped: string[] = [];
+  const problems = new ConfigProblems();
   for (const [alias, target] of Object.entries(config.aliases ?? {})) {
     if (typeof target !== "string") continue;
     if (!configured.has(target)) {
-      throw new ConfigError(`aliases.${alias}: '${target}' is not a configured model (name one of providers.<name>.models as 'provider/model')`);
-    }
-    if (servedProviders.has(target.slice(0, target.indexOf("/")))) aliases[alias] = target;
+      problems.add(`aliases.${alias}: '${target}' is not a configured model (name one of providers.<name>.models as 'provider/model')`);
+    } else if (servedProviders.has(target.slice(0, target.indexOf("/")))) aliases[alias] = target;
     else dropped.push(alias);
   }
+  problems.throwIfAny();
   return { aliases, dropped };
 }

@@ -6,7 +6,7 @@
  */
 import { isIPv4 } from "node:net";
 import type { JwtSettings } from "../server/auth/jwt.ts";
-import { ConfigError } from "./config-error.ts";
+import { ConfigError, ConfigProblems } from "./config-error.ts";
 import type { ModelmuxConfig } from "./types.ts";
 import { parseDuration, parseTimer } from "./units.ts";
 
@@ -33,18 +33,22 @@ function jwksUrl(value: string): URL {
 export function resolveJwt(config: ModelmuxConfig): JwtSettings | undefined {
   const jwt = config.auth?.jwt;
   if (!jwt) return undefined;
+  const problems = new ConfigProblems();
+  const url = problems.check(() => jwksUrl(jwt.jwks_url));
+  const jwksTimeoutMs = problems.check(() => parseTimer(jwt.jwks_timeout ?? "5s", "auth.jwt.jwks_timeout"));
+  if (jwksTimeoutMs === 0) problems.add("auth.jwt.jwks_timeout: must be longer than 0 (e.g. 5s)");
+  problems.throwIfAny();
   const settings: JwtSettings = {
     issuer: jwt.issuer,
     audience: jwt.audience,
-    jwksUrl: jwksUrl(jwt.jwks_url),
+    jwksUrl: url!,
     appClaim: jwt.app_claim ?? "azp",
     developerClaim: jwt.developer_claim ?? "sub",
     clockToleranceS: parseDuration(jwt.clock_tolerance ?? "5s") / 1000,
-    jwksTimeoutMs: parseTimer(jwt.jwks_timeout ?? "5s", "auth.jwt.jwks_timeout"),
+    jwksTimeoutMs: jwksTimeoutMs!,
     jwksCooldownMs: parseDuration(jwt.jwks_cooldown ?? "30s"),
     jwksCacheMaxAgeMs: parseDuration(jwt.jwks_cache_max_age ?? "10m"),
   };
-  if (!(settings.jwksTimeoutMs > 0)) throw new ConfigError("auth.jwt.jwks_timeout: must be longer than 0 (e.g. 5s)");
   if (jwt.algorithms) settings.algorithms = jwt.algorithms;
   return settings;
 }

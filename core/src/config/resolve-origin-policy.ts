@@ -4,7 +4,7 @@
  */
 import { BlockList, isIP } from "node:net";
 import type { OriginPolicy } from "../server/public-origin.ts";
-import { ConfigError } from "./config-error.ts";
+import { ConfigError, ConfigProblems } from "./config-error.ts";
 import type { ModelmuxConfig } from "./types.ts";
 
 /** `https://llm.example.com/router/` → `https://llm.example.com/router`; a query, fragment or credentials are refused. */
@@ -21,7 +21,7 @@ function publicUrl(value: string): string {
 }
 
 /** `127.0.0.1`, `10.0.0.0/8`, `::1`, `fd00::/8` into one list of addresses. */
-function trustedProxies(entries: readonly string[]): BlockList {
+function trustedProxies(entries: readonly string[], problems: ConfigProblems): BlockList {
   const list = new BlockList();
   entries.forEach((entry, i) => {
     const slash = entry.indexOf("/");
@@ -30,7 +30,7 @@ function trustedProxies(entries: readonly string[]): BlockList {
     const prefix = slash < 0 ? undefined : entry.slice(slash + 1).trim();
     const bits = version === 6 ? 128 : 32;
     if (version === 0 || (prefix !== undefined && !(/^\d{1,3}$/.test(prefix) && Number(prefix) <= bits))) {
-      throw new ConfigError(`server.trusted_proxies[${i}]: '${entry}' is not an IP address or a CIDR range (e.g. 127.0.0.1, 10.0.0.0/8, fd00::/8)`);
+      return problems.add(`server.trusted_proxies[${i}]: '${entry}' is not an IP address or a CIDR range (e.g. 127.0.0.1, 10.0.0.0/8, fd00::/8)`);
     }
     const type = version === 6 ? "ipv6" : "ipv4";
     if (prefix === undefined) list.addAddress(address, type);
@@ -42,7 +42,9 @@ function trustedProxies(entries: readonly string[]): BlockList {
 export function resolveOriginPolicy(config: ModelmuxConfig): OriginPolicy {
   const server = config.server ?? {};
   const policy: OriginPolicy = {};
-  if (server.public_url !== undefined) policy.publicUrl = publicUrl(server.public_url);
-  if (server.trusted_proxies && server.trusted_proxies.length > 0) policy.trustedProxies = trustedProxies(server.trusted_proxies);
+  const problems = new ConfigProblems();
+  if (server.public_url !== undefined) policy.publicUrl = problems.check(() => publicUrl(server.public_url!));
+  if (server.trusted_proxies && server.trusted_proxies.length > 0) policy.trustedProxies = trustedProxies(server.trusted_proxies, problems);
+  problems.throwIfAny();
   return policy;
 }

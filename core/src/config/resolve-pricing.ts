@@ -4,18 +4,20 @@
  */
 import { createPricing, type Pricing } from "../operations/pricing.ts";
 import { appendKey } from "../validation/error-path.ts";
-import { ConfigError } from "./config-error.ts";
+import { ConfigProblems } from "./config-error.ts";
 import type { ModelmuxConfig } from "./types.ts";
 
 /**
- * @throws ConfigError naming the key: a `provider/model` that no provider block lists
+ * @throws ConfigError naming each key that is a `provider/model` no provider block lists
  */
 export function resolvePricing(config: ModelmuxConfig): Pricing {
   const models = new Set(Object.entries(config.providers).flatMap(([name, block]) => block.models.map((m) => `${name}/${typeof m === "string" ? m : m.id}`)));
+  const problems = new ConfigProblems();
   for (const key of Object.keys(config.pricing ?? {})) {
     if (!models.has(key)) {
-      throw new ConfigError(`${appendKey("pricing", key)}: '${key}' is not a configured model (name one of providers.<name>.models as 'provider/model')`);
+      problems.add(`${appendKey("pricing", key)}: '${key}' is not a configured model (name one of providers.<name>.models as 'provider/model')`);
     }
   }
+  problems.throwIfAny();
   return createPricing(config.pricing);
 }

@@ -5,7 +5,7 @@
  */
 import type { LimitSpec, RateLimitPolicy } from "../rate-limit/policy.ts";
 import { appendKey } from "../validation/error-path.ts";
-import { ConfigError } from "./config-error.ts";
+import { ConfigError, ConfigProblems } from "./config-error.ts";
 import type { LimitConfig, ModelmuxConfig } from "./types.ts";
 import { parseDuration } from "./units.ts";
 
@@ -48,26 +48,35 @@ function limitSpec(limit: LimitConfig, path: string, priced: ReadonlySet<string>
   return spec;
 }
 
-function overrides(entries: Record<string, LimitConfig | false> | undefined, path: string, priced: ReadonlySet<string>): Map<string, LimitSpec | null> {
+function overrides(entries: Record<string, LimitConfig | false> | undefined, path: string, priced: ReadonlySet<string>, problems: ConfigProblems): Map<string, LimitSpec | null> {
   const map = new Map<string, LimitSpec | null>();
-  for (const [name, limit] of Object.entries(entries ?? {})) map.set(name, limit === false ? null : limitSpec(limit, appendKey(path, name), priced));
+  for (const [name, limit] of Object.entries(entries ?? {})) {
+    const spec = limit === false ? null : problems.check(() => limitSpec(limit, appendKey(path, name), priced));
+    if (spec !== undefined) map.set(name, spec);
+  }
   return map;
 }
 
+/** @throws ConfigError naming every limit that is refused: a window of 0, no amount, a budget no price can count */
 export function resolveRateLimits(config: ModelmuxConfig): ResolvedRateLimits | undefined {
   const block = config.rate_limit;
   const priced = pricedProviders(config);
+  const problems = new ConfigProblems();
   const providers = new Map<string, LimitSpec>();
   for (const [name, provider] of Object.entries(config.providers)) {
-    if (provider.rate_limit) providers.set(name, limitSpec(provider.rate_limit, `providers.${name}.rate_limit`, priced, name));
+    const spec = provider.rate_limit && problems.check(() => limitSpec(provider.rate_limit!, `providers.${name}.rate_limit`, priced, name));
+    if (spec) providers.set(name, spec);
   }
-  if (!block && providers.size === 0) return undefined;
+  if (!block && providers.size === 0 && problems.count === 0) return undefined;
   const policy: RateLimitPolicy = {
-    apps: overrides(block?.apps, "rate_limit.apps", priced),
-    developers: overrides(block?.developers, "rate_limit.developers", priced),
+    apps: overrides(block?.apps, "rate_limit.apps", priced, problems),
+    developers: overrides(block?.developers, "rate_limit.developers", priced, problems),
     providers,
   };
-  if (block?.app) policy.app = limitSpec(block.app, "rate_limit.app", priced);
-  if (block?.developer) policy.developer = limitSpec(block.developer, "rate_limit.developer", priced);
+  const app = block?.app && problems.check(() => limitSpec(block.app!, "rate_limit.app", priced));
+  const developer = block?.developer && problems.check(() => limitSpec(block.developer!, "rate_limit.developer", priced));
+  problems.throwIfAny();
+  if (app) policy.app = app;
+  if (developer) policy.developer = developer;
   return { plugin: block?.plugin ?? DEFAULT_RATE_LIMIT_PLUGIN, options: block?.options ?? {}, policy };
 }

@@ -7,7 +7,7 @@
 import type { Weighted } from "../models/weighted-pool.ts";
 import type { RoutingSettings } from "../routing/types.ts";
 import { appendKey } from "../validation/error-path.ts";
-import { ConfigError } from "./config-error.ts";
+import { ConfigError, ConfigProblems } from "./config-error.ts";
 import type { Duration, ModelmuxConfig, RoutingConfig } from "./types.ts";
 import { parseTimer } from "./units.ts";
 
@@ -32,22 +32,26 @@ export interface ResolvedRouting {
 /**
  * Resolves the routing config.
  * @param served The providers that are on; the models of the others are left out, never an error.
- * @throws ConfigError naming the path and the fix: an unknown model in `fallbacks` or a pool, a
- *   model listed among its own fallbacks, a pool member listed twice or with a weight ≤ 0, a
- *   timeout past 24d.
+ * @throws ConfigError naming the path and the fix of each problem: an unknown model in `fallbacks`
+ *   or a pool, a model listed among its own fallbacks, a pool member listed twice or with a weight
+ *   ≤ 0, a timeout past 24d.
  */
 export function resolveRouting(config: ModelmuxConfig, served: ReadonlySet<string>): ResolvedRouting {
-  const settings = new Map(Object.keys(config.providers).map((provider) => [provider, resolveSettings(config, provider)]));
-  const base = resolveSettings(config, undefined);
+  const problems = new ConfigProblems();
+  // `routing`'s own settings first: a provider's problem is its own, not one `routing` already had.
+  const base = problems.check(() => resolveSettings(config, undefined));
+  const settings = new Map<string, RoutingSettings>();
+  for (const provider of Object.keys(config.providers)) {
+    const resolved = problems.check(() => resolveSettings(config, provider));
+    if (resolved) settings.set(provider, resolved);
+  }
   const dropped: string[] = [];
   const names = knownNames(config);
   const isServed = (model: string) => served.has(model.slice(0, model.indexOf("/")));
-  return {
-    settingsOf: (provider) => settings.get(provider) ?? base,
-    fallbacks: resolveFallbacks(config, names, isServed, dropped),
-    pools: resolvePools(config, names, isServed, dropped),
-    dropped,
-  };
+  const fallbacks = resolveFallbacks(config, names, isServed, dropped, problems);
+  const pools = resolvePools(config, names, isServed, dropped, problems);
+  problems.throwIfAny();
+  return { settingsOf: (provider) => settings.get(provider) ?? base!, fallbacks, pools, dropped };
 }
 
 type Section = keyof RoutingConfig;
@@ -119,27 +123,29 @@ function fallbackModel(name: string, path: string, names: KnownNames): string {
   return model;
 }
 
-function resolveFallbacks(config: ModelmuxConfig, names: KnownNames, isServed: (model: string) => boolean, dropped: string[]) {
+function resolveFallbacks(config: ModelmuxConfig, names: KnownNames, isServed: (model: string) => boolean, dropped: string[], problems: ConfigProblems) {
   const fallbacks: Record<string, string[]> = {};
   const listedAt = new Map<string, string>();
   for (const [key, list] of Object.entries(config.fallbacks ?? {})) {
     const keyPath = appendKey("fallbacks", key);
-    const model = fallbackModel(key, keyPath, names);
-    const earlier = listedAt.get(model);
-    if (earlier) throw new ConfigError(`${keyPath}: names ${model}, as ${earlier} does; keep one list per model`);
-    listedAt.set(model, keyPath);
+    const model = problems.check(() => fallbackModel(key, keyPath, names));
+    const earlier = model && listedAt.get(model);
+    if (earlier) problems.add(`${keyPath}: names ${model}, as ${earlier} does; keep one list per model`);
+    else if (model) listedAt.set(model, keyPath);
     const targets: string[] = [];
     const off: string[] = [];
     list.forEach((name, i) => {
       const path = `${keyPath}[${i}]`;
-      const target = fallbackModel(name, path, names);
+      const target = problems.check(() => fallbackModel(name, path, names));
+      if (target === undefined) return;
       if (target === model) {
         const via = name === model ? "" : ` (an alias of ${model})`;
-        throw new ConfigError(`${path}: '${name}' is the model the list is for${via}; list other models, tried in order when it fails`);
+        return problems.add(`${path}: '${name}' is the model the list is for${via}; list other models, tried in order when it fails`);
       }
       if (!isServed(target)) off.push(`${name} in ${keyPath}`);
       else if (!targets.includes(target)) targets.push(target);
     });
+    if (!model || earlier) continue;
     if (!isServed(model)) dropped.push(keyPath);
     else {
       dropped.push(...off);
@@ -149,7 +155,7 @@ function resolveFallbacks(config: ModelmuxConfig, names: KnownNames, isServed: (
   return fallbacks;
 }
 
-function resolvePools(config: ModelmuxConfig, names: KnownNames, isServed: (model: string) => boolean, dropped: string[]) {
+function resolvePools(config: ModelmuxConfig, names: KnownNames, isServed: (model: string) => boolean, dropped: string[], problems: ConfigProblems) {
   const pools: Record<string, Weighted<string>[]> = {};
   for (const [alias, value] of Object.entries(config.aliases ?? {})) {
     if (typeof value === "string") continue;
@@ -159,13 +165,13 @@ function resolvePools(config: ModelmuxConfig, names: KnownNames, isServed: (mode
     value.loadbalance.forEach(({ model, weight = 1 }, i) => {
       const path = `${poolPath}.loadbalance[${i}]`;
       if (!(Number.isFinite(weight) && weight > 0)) {
-        throw new ConfigError(`${path}.weight: must be a number more than 0 (the member's share of the pool's requests, e.g. 1); remove a member that should get none`);
+        return problems.add(`${path}.weight: must be a number more than 0 (the member's share of the pool's requests, e.g. 1); remove a member that should get none`);
       }
       if (!names.models.has(model)) {
-        throw new ConfigError(`${path}.model: '${model}' is not a configured model (name one of providers.<name>.models as 'provider/model')`);
+        return problems.add(`${path}.model: '${model}' is not a configured model (name one of providers.<name>.models as 'provider/model')`);
       }
       if (value.loadbalance.slice(0, i).some((earlier) => earlier.model === model)) {
-        throw new ConfigError(`${path}.model: '${model}' is already a member of this pool; list it once, with the weights added up`);
+        return problems.add(`${path}.model: '${model}' is already a member of this pool; list it once, with the weights added up`);
       }
       if (isServed(model)) members.push({ model, weight });
       else off.push(`${model} in ${poolPath}`);

@@ -1,24 +1,17 @@
 /**
- * Loads and sets up the rate-limit plugin (docs/plugins.md, "Rate-limit plugins"), once, before the
- * server starts. The limiter runs whenever the config sets a limit (`rate_limit`, or any
- * `providers.<name>.rate_limit`); without `rate_limit.plugin` it is `ratelimit-memory`.
+ * Sets up the rate-limit plugin (docs/plugins.md, "Rate-limit plugins"), once, before the server
+ * starts, from what `load-plugins.ts` loaded. The limiter runs whenever the config sets a limit
+ * (`rate_limit`, or any `providers.<name>.rate_limit`); without `rate_limit.plugin` it is
+ * `ratelimit-memory`.
  */
 import { ConfigError } from "../config/config-error.ts";
-import type { ModelmuxConfig } from "../config/types.ts";
-import { resolveRateLimits } from "../config/resolve-rate-limits.ts";
-import type { RateLimiterDefinition } from "../plugin.ts";
 import { createRateLimits, type RateLimits } from "../rate-limit/acquire.ts";
-import { loadPlugin } from "./load-plugin.ts";
-import { validatePluginOptions, type SetupContext } from "./setup-providers.ts";
+import type { LoadedPlugins } from "./load-plugins.ts";
+import type { SetupContext } from "./setup-providers.ts";
 
-export async function setupRateLimits(config: ModelmuxConfig, ctx: SetupContext): Promise<RateLimits | undefined> {
-  const resolved = resolveRateLimits(config);
-  if (!resolved) return undefined;
-  const { plugin } = resolved;
-  const given = Object.hasOwn(ctx.plugins, plugin) ? ctx.plugins[plugin] : undefined;
-  if (given && given.kind !== "ratelimit") throw new ConfigError(`rate_limit.plugin: '${plugin}' is not a rate-limit plugin`);
-  const definition = (given as RateLimiterDefinition<never> | undefined) ?? (await loadPlugin(plugin, "ratelimit", "rate_limit.plugin", ctx.baseDir));
-  const options = validatePluginOptions(definition, resolved.options, "rate_limit.options");
+export async function setupRateLimits(loaded: LoadedPlugins["rateLimit"], ctx: SetupContext): Promise<RateLimits | undefined> {
+  if (!loaded) return undefined;
+  const { definition, options, policy } = loaded;
   const logger = ctx.logger.withTag(`ratelimit:${definition.name}`);
   let limiter;
   try {
@@ -26,5 +19,5 @@ export async function setupRateLimits(config: ModelmuxConfig, ctx: SetupContext)
   } catch (error) {
     throw new ConfigError(`rate_limit: plugin '${definition.name}' failed to start: ${(error as Error).message}`, { cause: error });
   }
-  return createRateLimits(limiter, resolved.policy, logger);
+  return createRateLimits(limiter, policy, logger);
 }

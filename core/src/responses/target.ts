@@ -16,9 +16,7 @@ import type { ProviderModels } from "../models/model-table.ts";
 export function resolveResponsesTarget(config: ModelmuxConfig, providers: readonly ProviderModels[]): ResponsesTarget | { off: string } {
   const name = config.responses?.provider;
   if (name === undefined) return { off: "set `responses.provider` in the config to the provider it is forwarded to" };
-  if (!Object.hasOwn(config.providers, name)) {
-    throw new ConfigError(`responses.provider: '${name}' is not a configured provider (configured: ${Object.keys(config.providers).join(", ")})`);
-  }
+  checkResponsesProvider(config);
   const active = providers.find((p) => p.provider === name);
   if (!active) {
     const missing = config.providers[name]?.requires_env?.join(", ");
@@ -28,4 +26,16 @@ export function resolveResponsesTarget(config: ModelmuxConfig, providers: readon
     throw new ConfigError(`responses.provider: the plugin of provider '${name}' cannot forward the responses API`);
   }
   return { provider: name, instance: active.instance, timeoutMs: active.timeoutMs };
+}
+
+/**
+ * The part of {@link resolveResponsesTarget} that needs no provider set up, checked with the rest of
+ * the config before any is.
+ * @throws ConfigError when `responses.provider` names no configured provider
+ */
+export function checkResponsesProvider(config: ModelmuxConfig): void {
+  const name = config.responses?.provider;
+  if (name !== undefined && !Object.hasOwn(config.providers, name)) {
+    throw new ConfigError(`responses.provider: '${name}' is not a configured provider (configured: ${Object.keys(config.providers).join(", ")})`);
+  }
 }

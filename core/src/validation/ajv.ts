@@ -32,7 +32,9 @@ export interface FormattedValidationError {
  *
  * `strict: true` turns typos in our own schemas (an unknown keyword, a `required` property that is
  * never defined, `maximum` on a string) into compile errors instead of silently weaker checks.
- * `allErrors` stays false: only the first error is reported, and stopping there is cheaper.
+ * `allErrors` is false by default: a request body's first error is reported, and stopping there is
+ * cheaper. The config and plugin options turn it on, with `verbose` (for "did you mean"): they are
+ * read once, and `modelmux check` reports every problem.
  * Union types (`["string", "null"]`) are how our schemas say "optional fields may be null".
  *
  * @param overrides Ajv options that win over ours, e.g. `{ useDefaults: true }` for plugin options.
@@ -68,13 +70,14 @@ function isHttpUrl(value: string): boolean {
  * @param root A path to prefix, e.g. `providers.openai` when validating that block of the config.
  * @param data The value that was validated. With it, a digit key of an object (`logit_bias.50256`)
  *   is told apart from an array index; without it, digit segments are taken for indices.
+ * @param siblings Names known beside the schema's own, for "did you mean" (see `describeRule`).
  * @example
  * formatAjvError(validate.errors[0], undefined, body)
  * // { message: "temperature: must be <= 2", param: "temperature", code: "invalid_value" }
  */
-export function formatAjvError(error: ErrorObject, root?: string, data?: unknown): FormattedValidationError {
+export function formatAjvError(error: ErrorObject, root?: string, data?: unknown, siblings?: readonly string[]): FormattedValidationError {
   const path = joinPath(root, pathFromPointer(error.instancePath, data));
-  const { field, rule, code } = describeRule(error);
+  const { field, rule, code } = describeRule(error, siblings);
   const param = field === undefined ? path : appendKey(path, field);
   return { message: param ? `${param}: ${rule}` : capitalize(rule), param: param || null, code };
 }

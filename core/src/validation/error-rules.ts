@@ -3,6 +3,7 @@
  * `must be equal to one of the allowed values`) hide the limit or the allowed values; ours name them.
  */
 import type { ErrorObject } from "ajv";
+import { closestName } from "../utils/closest-name.ts";
 import type { ValidationErrorCode } from "./ajv.ts";
 
 /** What an error says: the rule broken, and the key it concerns below the error's own path. */
@@ -26,8 +27,12 @@ const ARTICLE: Record<string, string> = {
 // Formats whose names are not words; the others read well as they are ("a date-time").
 const FORMAT_NAMES: Record<string, string> = { uri: "a URL", url: "a URL", "http-url": "an http(s) URL", "uri-reference": "a URI reference", email: "an email address" };
 
-/** Describes one Ajv error. Params are read defensively: custom keywords may carry their own. */
-export function describeRule(error: ErrorObject): DescribedRule {
+/**
+ * Describes one Ajv error. Params are read defensively: custom keywords may carry their own.
+ * @param siblings Names known beside the schema's own properties (a provider block's core keys,
+ *   next to its plugin's options), offered by "did you mean" too.
+ */
+export function describeRule(error: ErrorObject, siblings: readonly string[] = []): DescribedRule {
   const p = error.params as Record<string, unknown>;
   // An error inside `propertyNames` concerns the key itself, which Ajv names here.
   if (error.propertyName !== undefined) {
@@ -35,16 +40,37 @@ export function describeRule(error: ErrorObject): DescribedRule {
   }
   switch (error.keyword) {
     case "required":
-      return { field: String(p.missingProperty), rule: "is required", code: "missing_field" };
+      return { field: String(p.missingProperty), rule: `is required${typoOf(String(p.missingProperty), error)}`, code: "missing_field" };
     case "dependencies":
     case "dependentRequired":
       return { field: String(p.missingProperty), rule: `is required when ${String(p.property)} is present`, code: "missing_field" };
     case "additionalProperties":
-    case "unevaluatedProperties":
-      return { field: String(p.additionalProperty ?? p.unevaluatedProperty), rule: "is not a known field", code: "unknown_field" };
+    case "unevaluatedProperties": {
+      const field = String(p.additionalProperty ?? p.unevaluatedProperty);
+      const near = closestName(field, [...knownKeys(error), ...siblings]);
+      return { field, rule: `is not a known field${near ? `; did you mean ${near}?` : ""}`, code: "unknown_field" };
+    }
     default:
       return { rule: describeValueRule(error.keyword, p, error.message), code: "invalid_value" };
   }
+}
+
+/**
+ * The keys a schema defines where the error is: read from the error's `parentSchema`, which Ajv
+ * gives in `verbose` mode (the config's and plugin options' validators) and not otherwise (request
+ * bodies, whose messages stay without suggestions).
+ */
+function knownKeys(error: ErrorObject): string[] {
+  const properties = (error.parentSchema as { properties?: unknown } | undefined)?.properties;
+  return properties && typeof properties === "object" ? Object.keys(properties) : [];
+}
+
+/** For a missing key, a present key that looks like a typo of it (`modles` for `models`), in `verbose` mode. */
+function typoOf(missing: string, error: ErrorObject): string {
+  const data = error.data;
+  if (!data || typeof data !== "object" || Array.isArray(data)) return "";
+  const near = closestName(missing, Object.keys(data).filter((key) => !knownKeys(error).includes(key)));
+  return near ? ` (is ${near} a typo of it?)` : "";
 }
 
 function describeValueRule(keyword: string, p: Record<string, unknown>, ajvMessage: string | undefined): string {

@@ -1,29 +1,55 @@
 /**
- * `GET /v1/models`: every configured model with the interface's fields and, so that OpenAI clients
- * work, OpenAI's (docs/interface.md, "Models and capabilities"). The list depends only on the
- * config, so its JSON is made once at start-up.
+ * `GET /v1/models`: every name a request can use, with the interface's fields and, so that OpenAI
+ * clients work, OpenAI's; aliases and pools are marked as such (docs/interface.md, "Models and
+ * capabilities"). The list depends only on the config, so its JSON is made once at start-up.
  */
 import { jsonTextReply, type Reply } from "../server/reply.ts";
-import type { ModelEntry } from "./model-table.ts";
+import type { ListedName, ModelTable } from "./model-table.ts";
 
-export function modelsListBody(entries: readonly ModelEntry[], startedAt: Date): string {
-  const created = Math.floor(startedAt.getTime() / 1000);
-  const createdAt = startedAt.toISOString();
-  const data = entries.map((entry) => ({
-    id: entry.name,
+/** What answers a pool's requests is the router's pick among its members: the router owns it. */
+const POOL_OWNER = "modelmux";
+
+/** One entry of the list. */
+function modelObject(listed: ListedName, created: number, createdAt: string): Record<string, unknown> {
+  if (listed.kind === "pool") {
+    return {
+      id: listed.name,
+      object: "model",
+      created,
+      owned_by: POOL_OWNER,
+      created_at: createdAt,
+      model_name: listed.name,
+      model_provider: POOL_OWNER,
+      modelmux_model_id: listed.id,
+      modelmux_kind: "pool",
+      modelmux_members: listed.members.map(({ model, weight }) => ({ model: model.name, weight })),
+    };
+  }
+  const { entry } = listed;
+  return {
+    id: listed.name,
     object: "model",
     created,
     owned_by: entry.provider,
     created_at: createdAt,
     model_name: entry.model,
     model_provider: entry.provider,
-    modelmux_model_id: entry.id,
-  }));
-  return JSON.stringify({ data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: false });
+    modelmux_model_id: listed.id,
+    modelmux_kind: listed.kind,
+    ...(listed.kind === "alias" && { modelmux_target: entry.name }),
+  };
 }
 
-export function createModelsHandler(entries: readonly ModelEntry[], startedAt = new Date()) {
-  const reply = jsonTextReply(modelsListBody(entries, startedAt));
+/** Each listed name's entry, in the list's order. */
+export function modelObjects(models: ModelTable, startedAt: Date): Array<Record<string, unknown>> {
+  const created = Math.floor(startedAt.getTime() / 1000);
+  const createdAt = startedAt.toISOString();
+  return models.listed.map((listed) => modelObject(listed, created, createdAt));
+}
+
+export function createModelsHandler(models: ModelTable, startedAt = new Date()) {
+  const data = modelObjects(models, startedAt);
+  const reply = jsonTextReply(JSON.stringify({ data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: false }));
   return function listModels(): Reply {
     return reply;
   };

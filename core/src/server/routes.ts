@@ -47,7 +47,7 @@ export function createRoutes(ctx: AppContext): Route[] {
     // Outside /v1: an image URL needs no API key, its token is the credential
     // (docs/interface.md, "Images").
     { path: `${IMAGE_FILES_PATH}/:name`, methods: getAndHead(images.getImageFile) },
-    { path: "/v1/models", methods: getAndHead(createModelsHandler(ctx.models.entries)) },
+    { path: "/v1/models", methods: getAndHead(createModelsHandler(ctx.models)) },
     // Public, like /healthz: the interface, not the config (docs/interface.md, "OpenAPI description").
     { path: "/openapi.json", methods: getAndHead(openApiDocument) },
   ];

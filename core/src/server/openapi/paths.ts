@@ -204,10 +204,10 @@ export const PATHS: Readonly<Record<string, PathItem>> = {
   [`${IMAGE_FILES_PATH}/{name}`]: imageFile,
   "/v1/models": getAndHead({
     operationId: "listModels",
-    summary: "List every served model",
+    summary: "List every served model, alias and pool",
     tags: ["models"],
     security: KEY_OR_TOKEN,
-    responses: { "200": jsonReply("Every configured model whose provider is on; aliases are not listed.", "ModelList"), ...errorReplies(401) },
+    responses: { "200": jsonReply("Every configured model whose provider is on, then the aliases and pools of those models, each marked by `modelmux_kind`.", "ModelList"), ...errorReplies(401) },
   }),
   "/healthz": publicJson("getHealth", "The router serves.", "Health"),
   "/readyz": getAndHead({

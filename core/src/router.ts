@@ -35,7 +35,7 @@ import { setupProviders } from "./plugins/setup-providers.ts";
 import { setupStorage } from "./plugins/setup-storage.ts";
 import { setupRateLimits } from "./plugins/setup-ratelimit.ts";
 import type { RateLimits } from "./rate-limit/acquire.ts";
-import { resolveResponsesTarget } from "./responses/target.ts";
+import { resolveResponsesTarget, responsesWarning } from "./responses/target.ts";
 import { CircuitBreakers } from "./routing/circuit-breaker.ts";
 import { createRoutePlanner, type RoutePlanner } from "./routing/plan.ts";
 import { createRequestValidators } from "./validation/request-validators.ts";
@@ -72,6 +72,12 @@ export interface Router {
   logger: Logger;
   /** Keys generated at start because the configured key was empty (`generate_if_empty`). */
   generatedKeys: readonly ApiKeyEntry[];
+  /**
+   * What in the config is valid but will not work as meant (a `responses.provider` none of whose
+   * models has the `responses` capability), with the fix: `modelmux check` prints them, `serve`
+   * logs them; an embedder reads them here.
+   */
+  warnings: readonly string[];
   /** Closes plugins and upstream connections. */
   close(): Promise<void>;
 }
@@ -166,6 +172,7 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
     settings,
     logger,
     generatedKeys: generated,
+    warnings: [responsesWarning(responses, models)].filter((warning) => warning !== undefined),
     async close() {
       await closePlugins();
       await closeHttp();

@@ -8,6 +8,7 @@ export type { Middleware } from "h3";
 export { requestId, type RequestIdOptions } from "./server/middleware/request-id.ts";
 export { accessLog, type AccessLogOptions } from "./server/middleware/access-log.ts";
 export { auth, type AuthOptions } from "./server/middleware/auth.ts";
+export { cors, CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS, type CorsOptions } from "./server/middleware/cors.ts";
 export { bodyLimit, type BodyLimitOptions } from "./server/middleware/body-limit.ts";
 export { rateLimit, type RateLimitOptions } from "./server/middleware/rate-limit.ts";
 export { exchangeOf } from "./server/event-exchange.ts";

@@ -10,6 +10,7 @@ import { createRoutes } from "./server/routes.ts";
 import { createAuthenticator, type ApiKeyEntry } from "./server/auth/authenticate.ts";
 import { prepareConfig } from "./config/load-config.ts";
 import { resolveAliases, resolveApiKeys, resolveServer, type ServerSettings } from "./config/resolve-config.ts";
+import { resolveCors } from "./config/resolve-cors.ts";
 import { resolveJwt } from "./config/resolve-jwt.ts";
 import { resolveOriginPolicy } from "./config/resolve-origin-policy.ts";
 import { resolveRouting } from "./config/resolve-routing.ts";
@@ -24,6 +25,7 @@ import { resolvePricing } from "./config/resolve-pricing.ts";
 import type { Pricing } from "./operations/pricing.ts";
 import { auth } from "./server/middleware/auth.ts";
 import { bodyLimit } from "./server/middleware/body-limit.ts";
+import { cors } from "./server/middleware/cors.ts";
 import { rateLimit } from "./server/middleware/rate-limit.ts";
 import { requestId } from "./server/middleware/request-id.ts";
 import { createReadinessCheck, readinessTargets } from "./health/readiness.ts";
@@ -53,7 +55,7 @@ export interface RouterOptions {
   plugins?: Record<string, PluginDefinition>;
   /**
    * The middleware every request passes before its route, given the defaults in their order
-   * (`requestId`, `accessLog`, `auth`, `bodyLimit`, `rateLimit`, each made from the config): return
+   * (`requestId`, `accessLog`, `cors` with `server.cors`, `auth`, `bodyLimit`, `rateLimit`, each made from the config): return
    * them reordered, replaced (by name) or with your own added (docs/architecture.md, "Middleware").
    * @example middleware: (defaults) => [...defaults, function audit(event, next) { return next(); }]
    */
@@ -99,6 +101,7 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
   const { keys, generated } = resolveApiKeys(checked);
   const jwt = resolveJwt(checked);
   const originPolicy = resolveOriginPolicy(checked);
+  const corsOptions = resolveCors(checked);
   const http = options.http ?? createHttpClient({ bufferLimit: settings.upstreamBodyLimit });
   const closeHttp = () => (options.http ? Promise.resolve() : http.close());
 
@@ -154,6 +157,8 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
   const defaults = [
     requestId(),
     accessLog({ logger, pricing }),
+    // Only when configured: a router without `server.cors` pays nothing for it.
+    ...(corsOptions ? [cors(corsOptions)] : []),
     auth({ authenticate }),
     bodyLimit({ limit: settings.bodyLimit }),
     ...(rateLimits ? [rateLimit({ limits: rateLimits })] : []),

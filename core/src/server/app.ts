@@ -2,7 +2,7 @@
  * The router's h3 app: the one app every request goes through, whichever way it comes in
  * (`router.handler`, `router.fetch`, `router.app` mounted in another app). Its layers, in order:
  * the reply writer (`write-replies.ts`), the middleware `createRouter` composed (defaults:
- * `requestId`, `accessLog`, `auth`, `bodyLimit`, `rateLimit`; docs/architecture.md), then the
+ * `requestId`, `accessLog`, `cors`, `auth`, `bodyLimit`, `rateLimit`; docs/architecture.md), then the
  * routes (`route-handlers.ts`).
  */
 import { H3, type Middleware } from "h3";

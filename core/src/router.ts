@@ -55,8 +55,9 @@ export interface RouterOptions {
   plugins?: Record<string, PluginDefinition>;
   /**
    * The middleware every request passes before its route, given the defaults in their order
-   * (`requestId`, `accessLog`, `cors` with `server.cors`, `auth`, `bodyLimit`, `rateLimit`, each made from the config): return
-   * them reordered, replaced (by name) or with your own added (docs/architecture.md, "Middleware").
+   * (`requestId`, `accessLog`, `cors` with `server.cors`, `auth`, `bodyLimit`, `rateLimit`, each
+   * made from the config): return them reordered, replaced (by name) or with your own added
+   * (docs/architecture.md, "Middleware").
    * @example middleware: (defaults) => [...defaults, function audit(event, next) { return next(); }]
    */
   middleware?: (defaults: readonly Middleware[]) => readonly Middleware[];

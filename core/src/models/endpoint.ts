@@ -45,7 +45,7 @@ function modelObject(listed: ListedName, created: number, createdAt: string): Re
 }
 
 /** Each listed name's entry, in the list's order. */
-export function modelObjects(models: ModelTable, startedAt: Date): Array<Record<string, unknown>> {
+function modelObjects(models: ModelTable, startedAt: Date): Array<Record<string, unknown>> {
   const created = Math.floor(startedAt.getTime() / 1000);
   const createdAt = startedAt.toISOString();
   return models.listed.map((listed) => modelObject(listed, created, createdAt));

@@ -43,14 +43,20 @@ const FEATURES: Array<[string, Record<string, unknown>, string, string]> = [
   ["parallel_tool_calls", { tools: [tool], parallel_tool_calls: true }, "parallel_tool_calls", "parallel tool calls"],
 ];
 
-/** Asserts the exact 400 `unsupported_feature`. */
-async function expectUnsupported(res: Response, model: string, param: string, feature: string): Promise<void> {
+/** Asserts the exact 400 `unsupported_feature`: the contract's words, then the config that turns the feature on. */
+async function expectUnsupported(res: Response, model: string, param: string, feature: string, capability = param): Promise<void> {
   const text = await res.text();
+  const provider = model.slice(0, model.indexOf("/"));
   expect(res.status, text).toBe(400);
   expect(res.headers.get("content-type")).toMatch(/^application\/json/);
   expect(res.headers.get("x-request-id")).toMatch(/\S/);
   expect(JSON.parse(text)).toEqual({
-    error: { message: `Model '${model}' does not support ${feature}`, type: "invalid_request_error", code: "unsupported_feature", param },
+    error: {
+      message: `Model '${model}' does not support ${feature}; if it does, set capabilities: { ${capability}: true } on providers.${provider}, or on its entry in providers.${provider}.models`,
+      type: "invalid_request_error",
+      code: "unsupported_feature",
+      param,
+    },
   });
 }
 
@@ -67,7 +73,7 @@ for (const transport of TRANSPORTS) {
       test("is refused where the provider block turns it off, before the provider is called", async () => {
         // lean/tooly has tools back, so parallel tool calls are the first thing it lacks.
         const model = capability === "parallel_tool_calls" ? "lean/tooly" : "lean/basic";
-        await expectUnsupported(await h.request(CHAT, postJson(body(model))), model, param, feature);
+        await expectUnsupported(await h.request(CHAT, postJson(body(model))), model, param, feature, capability);
         expect(calls).toEqual([]);
       });
 
@@ -88,7 +94,7 @@ for (const transport of TRANSPORTS) {
     });
 
     test("a model entry's override touches that model only", async () => {
-      await expectUnsupported(await h.request(CHAT, postJson({ model: "mixed/blind", messages: [image] })), "mixed/blind", "messages", "image inputs (vision)");
+      await expectUnsupported(await h.request(CHAT, postJson({ model: "mixed/blind", messages: [image] })), "mixed/blind", "messages", "image inputs (vision)", "vision");
       expect((await h.request(CHAT, postJson({ model: "mixed/sighted", messages: [image] }))).status).toBe(200);
       expect(calls).toEqual(["mixed/sighted"]);
     });

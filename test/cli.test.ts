@@ -123,7 +123,7 @@ describe("modelmux serve", () => {
 
     const models = await fetch(`${server.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
     expect(models.status).toBe(200);
-    expect(((await models.json()) as { data: Array<{ id: string }> }).data.map((m) => m.id)).toEqual(["echo/echo-1"]);
+    expect(((await models.json()) as { data: Array<{ id: string }> }).data.map((m) => m.id)).toEqual(["echo/echo-1", "echo"]);
     expect((await fetch(`${server.url}/v1/models`)).status).toBe(401);
     expect((await fetch(`${server.url}/v1/models`, { headers: { authorization: "Bearer sk-modelmux-guess" } })).status).toBe(401);
 

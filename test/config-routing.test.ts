@@ -269,12 +269,20 @@ describe("createRouter with routing", () => {
     }
   });
 
-  it("keeps the models list as it was: models only, no aliases or pools", async () => {
+  it("lists the models, then the plain alias and the pool, each marked as such", async () => {
     const router = await createRouter(example(), { env: {}, logger: silentLogger() });
     try {
       const reply = await router.fetch(new Request("http://modelmux.test/v1/models", { headers: { authorization: `Bearer ${TEST_KEY}` } }));
-      const ids = ((await reply.json()) as { data: Array<{ id: string }> }).data.map((m) => m.id);
-      expect(ids).toEqual(["openai/gpt-4o", "openai/gpt-4o-mini", "azure/gpt-4o", "anthropic/claude-sonnet-4-5", "gemini/gemini-2.5-pro"]);
+      const data = ((await reply.json()) as { data: Array<{ id: string; modelmux_kind: string }> }).data;
+      expect(data.map((m) => [m.id, m.modelmux_kind])).toEqual([
+        ["openai/gpt-4o", "model"],
+        ["openai/gpt-4o-mini", "model"],
+        ["azure/gpt-4o", "model"],
+        ["anthropic/claude-sonnet-4-5", "model"],
+        ["gemini/gemini-2.5-pro", "model"],
+        ["fast", "alias"],
+        ["smart", "pool"],
+      ]);
     } finally {
       await router.close();
     }

@@ -324,7 +324,7 @@ describe("the built-in default config, config/modelmux.yaml", () => {
     const router = await createRouter(config, { baseDir, env: {}, logger: silentLogger(), http: recordingHttp() });
     try {
       expect(router.generatedKeys).toHaveLength(1);
-      expect(await modelIds(router)).toEqual(["echo/echo-1"]);
+      expect(await modelIds(router)).toEqual(["echo/echo-1", "echo"]);
       expect(router.models.resolve("echo").name).toBe("echo/echo-1");
       // The responses API, image generation and embeddings work offline on the echo provider.
       const key = router.generatedKeys[0]!.key;
@@ -351,7 +351,7 @@ describe("the built-in default config, config/modelmux.yaml", () => {
       expect(router.generatedKeys).toEqual([]);
       const response = await router.fetch(new Request("http://x/v1/models", bearer("sk-chosen")));
       const ids = ((await response.json()) as { data: Array<{ id: string }> }).data.map((m) => m.id);
-      expect(ids).toEqual(["echo/echo-1", "openai/gpt-4o-mini", "openai/gpt-4o", "openai/gpt-4.1-mini", "openai/gpt-image-1", "openai/text-embedding-3-small"]);
+      expect(ids).toEqual(["echo/echo-1", "openai/gpt-4o-mini", "openai/gpt-4o", "openai/gpt-4.1-mini", "openai/gpt-image-1", "openai/text-embedding-3-small", "echo"]);
       expect(http.calls).toBe(0);
     } finally {
       await router.close();
@@ -367,9 +367,11 @@ describe("the built-in default config, config/modelmux.yaml", () => {
       try {
         const response = await router.fetch(new Request("http://x/v1/models", bearer("sk-chosen")));
         const ids = ((await response.json()) as { data: Array<{ id: string }> }).data.map((m) => m.id);
+        // The echo model, the provider's models, then the echo alias.
         expect(ids[0]).toBe("echo/echo-1");
-        expect(ids.slice(1).length).toBeGreaterThan(0);
-        expect(ids.slice(1).every((id) => id.startsWith(prefix))).toBe(true);
+        expect(ids.at(-1)).toBe("echo");
+        expect(ids.slice(1, -1).length).toBeGreaterThan(0);
+        expect(ids.slice(1, -1).every((id) => id.startsWith(prefix))).toBe(true);
         expect(http.calls).toBe(0);
       } finally {
         await router.close();

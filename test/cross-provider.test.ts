@@ -112,7 +112,7 @@ describe("one openai-SDK program against every provider", () => {
         .create({ model: `${p.name}/${p.model}`, messages: [{ role: "user", content: "hi" }], modalities: ["text", "audio"], audio: { voice: "alloy", format: "wav" } })
         .catch((e: unknown) => e)) as InstanceType<typeof OpenAI.BadRequestError>;
       expect(error).toBeInstanceOf(OpenAI.BadRequestError);
-      errors.push({ status: error.status, type: error.type, code: error.code, param: error.param, message: error.message.replace(`${p.name}/${p.model}`, "<model>") });
+      errors.push({ status: error.status, type: error.type, code: error.code, param: error.param, message: error.message.replace(`${p.name}/${p.model}`, "<model>").replaceAll(`providers.${p.name}`, "providers.<name>") });
     }
     expect(errors[1]).toEqual(errors[0]);
     expect(errors[2]).toEqual(errors[0]);

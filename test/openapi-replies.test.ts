@@ -138,6 +138,15 @@ for (const transport of TRANSPORTS) {
       await get("/v1/models", 401, { authorization: "Bearer sk-wrong" });
     });
 
+    it("one model, as the SDK's models.retrieve asks for it, and its errors", async () => {
+      const one = await get("/v1/models/echo%2Fecho-1", 200);
+      expect(one.body).toMatchObject({ id: ECHO, modelmux_kind: "model" });
+      await head("/v1/models/echo%2Fecho-1", 200);
+      await get("/v1/models/nobody%2Fnothing", 404);
+      await get("/v1/models/%E0%A4%A", 400);
+      await get("/v1/models/echo%2Fecho-1", 401, {});
+    });
+
     it("chat completions, JSON and streamed, from the echo and from an OpenAI-shaped upstream", async () => {
       const validBody = requestSchemaOf("/v1/chat/completions");
       const requests: Array<Record<string, unknown>> = [

@@ -73,22 +73,36 @@ const CHAT_FEATURES: ReadonlyArray<{ capability: Capability; param: string; feat
 ];
 
 /**
+ * How to turn `capability` on for `modelName` (`provider/model`) in the config, for a refusal's
+ * message: a plugin's defaults are a guess for a server it does not know (an OpenAI-compatible one),
+ * so the message says where to correct it (docs/interface.md, "Models and capabilities").
+ * @example capabilityFix("json_schema", "groq/llama-3.3-70b")
+ * // "if it does, set capabilities: { json_schema: true } on providers.groq, or on its entry in providers.groq.models"
+ */
+export function capabilityFix(capability: Capability, modelName: string): string {
+  const provider = `providers.${modelName.slice(0, modelName.indexOf("/"))}`;
+  return `if it does, set capabilities: { ${capability}: true } on ${provider}, or on its entry in ${provider}.models`;
+}
+
+/** The 400 of a model that lacks `capability` for `feature` (the request field `param`). */
+function unsupported(modelName: string, feature: string, capability: Capability, param: string) {
+  return invalidRequest(`Model '${modelName}' does not support ${feature}; ${capabilityFix(capability, modelName)}`, { code: "unsupported_feature", param });
+}
+
+/**
  * The one capability check for chat requests (docs/interface.md, "Models and capabilities"). Throws
- * 400 `unsupported_feature` naming the first request field the model cannot serve.
+ * 400 `unsupported_feature` naming the first request field the model cannot serve, and the config
+ * that turns the feature on.
  */
 export function assertChatCapabilities(request: ChatRequest, capabilities: Capabilities, modelName: string): void {
   for (const { capability, param, feature, uses } of CHAT_FEATURES) {
-    if (!capabilities[capability] && uses(request)) {
-      throw invalidRequest(`Model '${modelName}' does not support ${feature}`, { code: "unsupported_feature", param });
-    }
+    if (!capabilities[capability] && uses(request)) throw unsupported(modelName, feature, capability, param);
   }
 }
 
 /** The same check for endpoints that need a single capability (images, responses, embeddings). */
 export function assertCapability(capabilities: Capabilities, capability: Capability, modelName: string, param = "model"): void {
-  if (!capabilities[capability]) {
-    throw invalidRequest(`Model '${modelName}' does not support ${capability}`, { code: "unsupported_feature", param });
-  }
+  if (!capabilities[capability]) throw unsupported(modelName, capability, capability, param);
 }
 
 /** What each optional image field is called in the error, when the model does not take it. */
@@ -106,7 +120,8 @@ const IMAGE_OPTION_FEATURES: Record<ImageOption, string> = {
 /**
  * The capability check for image requests: the `images` capability, then each optional field the
  * request sets against the fields the model takes. Same 400 `unsupported_feature` whatever the
- * provider, so a field only one provider supports is refused alike by all the others.
+ * provider, so a field only one provider supports is refused alike by all the others. The fields
+ * are the plugin's (`imageOptions`), not the config's: their refusal names no config fix.
  */
 export function assertImageCapabilities(
   request: ImageGenerationRequest,

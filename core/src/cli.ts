@@ -50,6 +50,7 @@ async function check(flag: string | undefined): Promise<void> {
   const { router, path } = await build(flag);
   const names = router.models.entries.map((m) => m.name).join(", ");
   await router.close();
+  for (const warning of router.warnings) process.stderr.write(`[modelmux] warning: ${warning}\n`);
   process.stdout.write(`[modelmux] ${path} is valid: ${router.models.entries.length} model(s): ${names}\n`);
 }
 
@@ -71,6 +72,7 @@ async function serve(values: { config?: string; host?: string; port?: string }):
   });
   router.logger.info(`modelmux ${version()} serving ${running.url} (config ${path})`);
   router.logger.info(`models: ${router.models.entries.map((m) => m.name).join(", ")}`);
+  for (const warning of router.warnings) router.logger.warn(warning);
   router.logger.flush();
   for (const key of router.generatedKeys) {
     // Printed once, straight to the terminal: the log never carries a key.

@@ -84,6 +84,18 @@ export function adminRequired(scheme: "api_key" | "jwt"): ModelmuxError {
   return new ModelmuxError(message, { status: 403, type: "permission_error", code: "admin_required" });
 }
 
+/**
+ * 403 for a browser's preflight from a web origin `server.cors` does not list: without the allow
+ * headers the browser refuses the request whatever the status; the message is for whoever looks.
+ */
+export function originNotAllowed(origin: string): ModelmuxError {
+  return new ModelmuxError(`Origin '${origin}' may not call this router from a browser: add it to server.cors.origins in the router's config.`, {
+    status: 403,
+    type: "permission_error",
+    code: "origin_not_allowed",
+  });
+}
+
 /** 404 for a model name that is neither `provider/model` of a configured model nor an alias. */
 export function modelNotFound(model: string): ModelmuxError {
   return new ModelmuxError(

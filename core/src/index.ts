@@ -11,6 +11,7 @@ export { metrics, type MetricsMiddlewareOptions } from "./server/middleware/metr
 export type { RouterMetrics } from "./operations/metrics.ts";
 export { activity, type ActivityOptions } from "./server/middleware/activity.ts";
 export { auth, type AuthOptions } from "./server/middleware/auth.ts";
+export { cors, CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS, type CorsOptions } from "./server/middleware/cors.ts";
 export { bodyLimit, type BodyLimitOptions } from "./server/middleware/body-limit.ts";
 export { rateLimit, type RateLimitOptions } from "./server/middleware/rate-limit.ts";
 export { usageCounters, type UsageCountersOptions } from "./server/middleware/usage-counters.ts";

@@ -11,6 +11,7 @@ import { createAuthenticator, type ApiKeyEntry } from "./server/auth/authenticat
 import { checkConfig } from "./config/check-config.ts";
 import { prepareConfig } from "./config/load-config.ts";
 import type { ServerSettings } from "./config/resolve-config.ts";
+import { resolveCors } from "./config/resolve-cors.ts";
 import { resolveSwitchedOff } from "./config/resolve-switched-off.ts";
 import { createJwtVerifier } from "./server/auth/jwt.ts";
 import type { ModelmuxConfig } from "./config/types.ts";
@@ -24,6 +25,7 @@ import { activity } from "./server/middleware/activity.ts";
 import { ActivityWindow } from "./operations/activity.ts";
 import { auth } from "./server/middleware/auth.ts";
 import { bodyLimit } from "./server/middleware/body-limit.ts";
+import { cors } from "./server/middleware/cors.ts";
 import { rateLimit } from "./server/middleware/rate-limit.ts";
 import { requestId } from "./server/middleware/request-id.ts";
 import { usageCounters } from "./server/middleware/usage-counters.ts";
@@ -37,7 +39,7 @@ import { setupProviders } from "./plugins/setup-providers.ts";
 import { setupStorage } from "./plugins/setup-storage.ts";
 import { setupRateLimits } from "./plugins/setup-ratelimit.ts";
 import type { RateLimits } from "./rate-limit/acquire.ts";
-import { resolveResponsesTarget } from "./responses/target.ts";
+import { resolveResponsesTarget, responsesWarning } from "./responses/target.ts";
 import { CircuitBreakers } from "./routing/circuit-breaker.ts";
 import { createRoutePlanner, type RoutePlanner } from "./routing/plan.ts";
 import { createRequestValidators } from "./validation/request-validators.ts";
@@ -55,8 +57,9 @@ export interface RouterOptions {
   plugins?: Record<string, PluginDefinition>;
   /**
    * The middleware every request passes before its route, given the defaults in their order
-   * (`requestId`, `accessLog`, `metrics`, `usageCounters`, `activity`, `auth`, `bodyLimit`, `rateLimit`, each made from the config): return
-   * them reordered, replaced (by name) or with your own added (docs/architecture.md, "Middleware").
+   * (`requestId`, `accessLog`, `metrics`, `usageCounters`, `activity`, `cors` with `server.cors`, `auth`,
+   * `bodyLimit`, `rateLimit`, each made from the config): return them reordered, replaced (by name)
+   * or with your own added (docs/architecture.md, "Middleware").
    * @example middleware: (defaults) => [...defaults, function audit(event, next) { return next(); }]
    */
   middleware?: (defaults: readonly Middleware[]) => readonly Middleware[];
@@ -81,6 +84,12 @@ export interface Router {
   readonly metrics: RouterMetrics;
   /** Keys generated at start because the configured key was empty (`generate_if_empty`). */
   generatedKeys: readonly ApiKeyEntry[];
+  /**
+   * What in the config is valid but will not work as meant (a `responses.provider` none of whose
+   * models has the `responses` capability), with the fix: `modelmux check` prints them, `serve`
+   * logs them; an embedder reads them here.
+   */
+  warnings: readonly string[];
   /** Writes the pending usage counters, then closes plugins and upstream connections. */
   close(): Promise<void>;
 }
@@ -103,6 +112,7 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
   const { settings, keys: { keys, generated }, jwt, originPolicy, served, aliases, routing, pricing, plugins } = await checkConfig(checked, loadContext);
   if (aliases.dropped.length > 0) logger.info(`aliases off with their provider: ${aliases.dropped.join(", ")}`);
   if (routing.dropped.length > 0) logger.info(`left out of fallbacks and pools with their provider: ${routing.dropped.join(", ")}`);
+  const corsOptions = resolveCors(checked);
   const http = options.http ?? createHttpClient({ bufferLimit: settings.upstreamBodyLimit });
   const closeHttp = () => (options.http ? Promise.resolve() : http.close());
 
@@ -162,6 +172,8 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
     metricsMiddleware({ metrics }),
     usageCounters({ counters: usage }),
     activity({ window: ctx.activity, pricing }),
+    // Only when configured: a router without `server.cors` pays nothing for it.
+    ...(corsOptions ? [cors(corsOptions)] : []),
     auth({ authenticate }),
     bodyLimit({ limit: settings.bodyLimit }),
     ...(rateLimits ? [rateLimit({ limits: rateLimits })] : []),
@@ -181,6 +193,7 @@ export async function createRouter(config: ModelmuxConfig, options: RouterOption
     logger,
     metrics,
     generatedKeys: generated,
+    warnings: [responsesWarning(responses, models)].filter((warning) => warning !== undefined),
     async close() {
       // Before the storage closes: the last batch goes to it.
       await usage.close();

@@ -46,12 +46,15 @@ function configValidator() {
 /**
  * Rules reported whole. A unit (`definitions.duration`, `definitions.size`) is an `anyOf` of a
  * number and a string, so Ajv's first error is one branch's (`must be an integer` for `30 days`);
- * a pool member's weight is better told with what it means than as `must be > 0`.
+ * a pool member's weight, `server.cors.origins` and a header name are better told with what they
+ * mean than as `must be > 0`, `must be equal to constant` or a pattern.
  */
 const UNIT_RULES: ReadonlyArray<readonly [schemaPath: string, rule: string]> = [
   ["#/definitions/duration/", "must be a duration: a number of seconds or a string like 60s, 5m, 12h, 30d (units ms, s, m, h, d)"],
   ["#/definitions/size/", "must be a size: a number of bytes or a string like 512kb, 10mb, 1gb (units b, kb, mb, gb)"],
   ["#/definitions/pool_member/properties/weight/", "must be a number more than 0 (the member's share of the pool's requests, e.g. 1); remove a member that should get none"],
+  ["#/properties/server/properties/cors/properties/origins/then/", 'must be "*" (every origin) or a list of origins, e.g. [https://app.example.com]'],
+  ["#/properties/server/properties/cors/properties/headers/items/", "must be a header name, e.g. x-my-header"],
 ];
 
 function configErrorMessage(error: ErrorObject, config: unknown): { message: string; param: string | null } {

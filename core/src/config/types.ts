@@ -133,6 +133,16 @@ export interface ProviderConfig {
   [option: string]: unknown;
 }
 
+/** `server.cors`: which web origins' pages may call the router from a browser. */
+export interface CorsConfig {
+  /** Origins as browsers send them (`https://app.example.com`), or `"*"` for any. */
+  origins: string[] | "*";
+  /** Request headers allowed besides the defaults (authorization, content-type, the openai SDK's). */
+  headers?: string[];
+  /** How long a browser may keep a preflight's answer. Default 2h. */
+  max_age?: Duration;
+}
+
 /** A config object as `createRouter` takes it: the YAML file's content after `${VAR}` substitution. */
 export interface ModelmuxConfig {
   server?: {
@@ -148,6 +158,8 @@ export interface ModelmuxConfig {
     trusted_proxies?: string[];
     /** The most read of one upstream reply: a JSON or error body, one SSE event, in bytes (at least 1); the most kept of a stored stream's answer (characters). Default 64mb. */
     upstream_body_limit?: Size;
+    /** Cross-origin requests from browsers (README, "CORS"). Unset: no CORS headers. */
+    cors?: CorsConfig;
   };
   logging?: { level?: "silent" | "error" | "warn" | "info" | "debug"; format?: "pretty" | "json" };
   auth?: {

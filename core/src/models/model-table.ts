@@ -1,7 +1,7 @@
 /**
  * The model table, built once at start-up: every configured `provider/model`, its provider
- * instance, its merged capability map, the aliases that point at it and the weighted pools
- * (docs/interface.md, "Models and capabilities").
+ * instance, its merged capability map, the aliases that point at it and the weighted pools, and
+ * the names `GET /v1/models` lists (docs/interface.md, "Models and capabilities").
  */
 import { mergeCapabilities, type Capabilities } from "../capabilities.ts";
 import { modelNotFound, modelSwitchedOff } from "../errors.ts";
@@ -26,9 +26,23 @@ export interface ModelEntry {
   id: number;
 }
 
+/**
+ * A name the models list shows: a model, a plain alias of one, or a pool alias with its served
+ * members. `id` is its `modelmux_model_id`, its 1-based position in the list.
+ */
+export type ListedName =
+  | { kind: "model" | "alias"; name: string; id: number; entry: ModelEntry }
+  | { kind: "pool"; name: string; id: number; members: readonly Weighted<ModelEntry>[] };
+
 export interface ModelTable {
   /** Every model, in config order. */
   readonly entries: readonly ModelEntry[];
+  /**
+   * Every name a request can use, as the models list shows them: the models (their `id` is their
+   * position), then the plain aliases, then the pools, each in config order. Names whose provider
+   * is off are not among them.
+   */
+  readonly listed: readonly ListedName[];
   /**
    * Finds a model by `provider/model` or alias; unknown names get 404 `model_not_found`, and so do
    * models of a provider that is off, with a message naming the variables that turn it on.
@@ -105,6 +119,9 @@ export function buildModelTable(
     });
     if (served.length > 0) poolMembers.set(alias, served);
   }
+  const listed: ListedName[] = entries.map((entry) => ({ kind: "model", name: entry.name, id: entry.id, entry }));
+  for (const [alias, entry] of lookup) if (!byName.has(alias)) listed.push({ kind: "alias", name: alias, id: listed.length + 1, entry });
+  for (const [alias, members] of poolMembers) listed.push({ kind: "pool", name: alias, id: listed.length + 1, members });
   function find(name: string): ModelLookup {
     const entry = lookup.get(name);
     if (entry) return { entry };
@@ -115,6 +132,7 @@ export function buildModelTable(
   }
   return {
     entries,
+    listed,
     resolve(name, random = Math.random) {
       const found = find(name);
       return found.entry ?? pickByWeight(found.pool, random).model;

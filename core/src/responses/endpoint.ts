@@ -110,7 +110,8 @@ export function createResponsesHandlers(ctx: AppContext) {
       const entry = ctx.models.resolve(body.model);
       x.model = entry.name;
       if (entry.provider !== target.provider) {
-        throw invalidRequest(`Model '${entry.name}' does not support responses: /v1/responses is forwarded to provider '${target.provider}' only`, {
+        const fix = `name one of providers.${target.provider}.models, or set responses.provider to '${entry.provider}' if that provider serves it`;
+        throw invalidRequest(`Model '${entry.name}' does not support responses: /v1/responses is forwarded to provider '${target.provider}' only; ${fix}`, {
           code: "unsupported_feature",
           param: "model",
         });

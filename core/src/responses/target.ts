@@ -5,7 +5,7 @@
 import type { ResponsesTarget } from "../app-context.ts";
 import { ConfigError } from "../config/config-error.ts";
 import type { ModelmuxConfig } from "../config/types.ts";
-import type { ProviderModels } from "../models/model-table.ts";
+import type { ModelTable, ProviderModels } from "../models/model-table.ts";
 
 /**
  * The target, or why the responses API is off: not configured, or its provider skipped for a
@@ -38,4 +38,18 @@ export function checkResponsesProvider(config: ModelmuxConfig): void {
   if (name !== undefined && !Object.hasOwn(config.providers, name)) {
     throw new ConfigError(`responses.provider: '${name}' is not a configured provider (configured: ${Object.keys(config.providers).join(", ")})`);
   }
+}
+
+/**
+ * Why the responses API, though on, would refuse every request: no model of its provider has the
+ * `responses` capability. A warning, not an error: the router still starts (`Router.warnings`).
+ */
+export function responsesWarning(target: ResponsesTarget | { off: string }, models: ModelTable): string | undefined {
+  if ("off" in target) return undefined;
+  const { provider } = target;
+  if (models.entries.some((entry) => entry.provider === provider && entry.capabilities.responses)) return undefined;
+  return (
+    `responses.provider: no model of provider '${provider}' has the responses capability, so POST /v1/responses refuses every request; ` +
+    `if its server serves /v1/responses, set capabilities: { responses: true } on providers.${provider}, or on its models' entries`
+  );
 }

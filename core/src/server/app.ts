@@ -2,8 +2,8 @@
  * The router's h3 app: the one app every request goes through, whichever way it comes in
  * (`router.handler`, `router.fetch`, `router.app` mounted in another app). Its layers, in order:
  * the reply writer (`write-replies.ts`), the middleware `createRouter` composed (defaults:
- * `requestId`, `accessLog`, `metrics`, `auth`, `bodyLimit`, `rateLimit`; docs/architecture.md),
- * then the routes (`route-handlers.ts`).
+ * `requestId`, `accessLog`, `metrics`, `usageCounters`, `activity`, `cors`, `auth`, `bodyLimit`,
+ * `rateLimit`; docs/architecture.md), then the routes (`route-handlers.ts`).
  */
 import { H3, type Middleware } from "h3";
 import type { ReplyWriting } from "./node-reply.ts";

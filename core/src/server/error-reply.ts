@@ -40,7 +40,7 @@ export function errorReplyOf(error: unknown, x: Exchange, logger: ConsolaInstanc
   if (mapped.status >= 500 && mapped.code === "internal_error") {
     logger.error(`internal error on ${x.method} ${loggedPath(x.path)}`, { request_id: x.requestId }, mapped.cause);
   }
-  const headers: Record<string, string> = { "content-type": JSON_TYPE, ...x.rateLimitHeaders, ...x.routingHeaders, ...mapped.headers };
+  const headers: Record<string, string> = { "content-type": JSON_TYPE, ...x.rateLimitHeaders, ...x.routingHeaders, ...x.replyHeaders, ...mapped.headers };
   if (x.requestId) headers["x-request-id"] = x.requestId;
   return { status: mapped.status, headers, body: JSON.stringify(mapped.toEnvelope()) };
 }

@@ -83,6 +83,8 @@ export interface Exchange {
   routingHeaders?: Readonly<Record<string, string>>;
   /** The `x-ratelimit-*` headers of an admitted request; its error reply carries them too. */
   rateLimitHeaders?: Readonly<Record<string, string>>;
+  /** Headers every reply to the request carries, whatever it is (the `cors` middleware's). */
+  replyHeaders?: Readonly<Record<string, string>>;
   /** The model as the client named it (a model, an alias, a pool), for the access log. */
   requestedModel?: string;
   /** The client asked for a stream. */
@@ -116,6 +118,7 @@ export abstract class BaseExchange implements Exchange {
   attempts?: readonly AttemptRecord[];
   routingHeaders?: Readonly<Record<string, string>>;
   rateLimitHeaders?: Readonly<Record<string, string>>;
+  replyHeaders?: Readonly<Record<string, string>>;
   requestedModel?: string;
   stream?: boolean;
   failure?: ModelmuxError;

@@ -40,6 +40,7 @@ export function writeNodeReply(w: ReplyWriting, x: NodeExchange, reply: Reply): 
     if (reply.headers) Object.assign(headers, reply.headers);
     if (reply.kind === "bytes" && body && headers["content-length"] === undefined) headers["content-length"] = length;
     if (x.requestId) headers["x-request-id"] = x.requestId;
+    if (x.replyHeaders) Object.assign(headers, x.replyHeaders);
     x.repliedAt = performance.now();
     res.writeHead(reply.status, headers);
     if (length <= WRITE_PIECE_BYTES) endReply(w, x, reply.status, body ?? undefined);

@@ -72,7 +72,8 @@ export async function writeSse(w: ReplyWriting, x: NodeExchange, reply: SseReply
   const { res } = x;
   const { logger, writeTimeoutMs } = w;
   x.repliedAt = performance.now();
-  res.writeHead(200, x.requestId ? { ...reply.headers, "x-request-id": x.requestId } : reply.headers);
+  const head = x.replyHeaders ? { ...reply.headers, ...x.replyHeaders } : reply.headers;
+  res.writeHead(200, x.requestId ? { ...head, "x-request-id": x.requestId } : head);
   x.startStream();
   const batch = new SseBatch(res);
   batch.schedule();

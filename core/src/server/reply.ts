@@ -25,7 +25,7 @@ export interface BytesReply {
   status: number;
   /** `null` for a reply without a body (a HEAD answered with the GET's headers). */
   body: Buffer | null;
-  /** Must include `content-type`. */
+  /** Must include `content-type`, unless there is no body at all (a 204). */
   headers: Headers;
 }
 

@@ -17,7 +17,10 @@ export type Handler = (x: Exchange) => Reply | Promise<Reply>;
 
 export type Method = "GET" | "HEAD" | "POST" | "DELETE";
 
-/** One path (`:name` for a parameter segment) and its handler per method. */
+/**
+ * One path and its handler per method. `:name` is a parameter segment; a last segment `**:name` is a
+ * parameter that takes the rest of the path, one or more segments (a `provider/model` sent as is).
+ */
 export interface Route {
   path: string;
   methods: Partial<Record<Method, Handler>>;
@@ -37,15 +40,19 @@ function decodeParam(value: string): string {
 /** The decoded parameters of `path` when it matches `segments` exactly, else undefined. */
 function matchSegments(segments: readonly string[], path: string): Record<string, string> | undefined {
   const parts = path.split("/");
-  if (parts.length !== segments.length) return undefined;
+  const rest = segments.at(-1)!.startsWith("**:");
+  if (rest ? parts.length < segments.length : parts.length !== segments.length) return undefined;
   const params: Record<string, string> = {};
   for (let i = 0; i < segments.length; i++) {
     const segment = segments[i]!;
-    const part = parts[i]!;
-    if (segment.startsWith(":")) {
-      if (part === "") return undefined;
-      params[segment.slice(1)] = part;
-    } else if (segment !== part) return undefined;
+    if (rest && i === segments.length - 1) {
+      const tail = parts.slice(i);
+      if (tail.includes("")) return undefined;
+      params[segment.slice(3)] = tail.join("/");
+    } else if (segment.startsWith(":")) {
+      if (parts[i] === "") return undefined;
+      params[segment.slice(1)] = parts[i]!;
+    } else if (segment !== parts[i]) return undefined;
   }
   for (const name in params) params[name] = decodeParam(params[name]!);
   return params;
@@ -59,7 +66,7 @@ function unknownRoute(x: Exchange): never {
 
 /** Whether the exchange's path is `route`'s as sent; sets its parameters when it is. */
 function paramsMatcher(path: string): (x: Exchange) => boolean {
-  if (!path.includes("/:")) return (x) => x.path === path;
+  if (!path.includes("/:") && !path.includes("/**:")) return (x) => x.path === path;
   const segments = path.split("/");
   return (x) => {
     const params = matchSegments(segments, x.path);

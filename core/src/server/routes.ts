@@ -9,7 +9,7 @@ import { createChatCompletionHandler } from "../chat/endpoint.ts";
 import { createEmbeddingsHandler } from "../embeddings/endpoint.ts";
 import { createReadyzHandler } from "../health/endpoint.ts";
 import { createImageHandlers } from "../images/endpoint.ts";
-import { createModelsHandler } from "../models/endpoint.ts";
+import { createModelsHandlers } from "../models/endpoint.ts";
 import { createResponsesHandlers } from "../responses/endpoint.ts";
 import { createStatusPageHandlers } from "../status-page/endpoint.ts";
 import { createStoredCompletionHandlers } from "../stored/endpoint.ts";
@@ -37,6 +37,7 @@ export function createRoutes(ctx: AppContext): Route[] {
   const responses = createResponsesHandlers(ctx);
   const images = createImageHandlers(ctx);
   const statusPage = createStatusPageHandlers(ctx);
+  const models = createModelsHandlers(ctx.models);
   const openApi = jsonTextReply(openApiJson());
   const openApiDocument = () => openApi;
   return [
@@ -54,7 +55,9 @@ export function createRoutes(ctx: AppContext): Route[] {
     // Outside /v1: an image URL needs no API key, its token is the credential
     // (docs/interface.md, "Images").
     { path: `${IMAGE_FILES_PATH}/:name`, methods: getAndHead(images.getImageFile) },
-    { path: "/v1/models", methods: getAndHead(createModelsHandler(ctx.models.entries)) },
+    { path: "/v1/models", methods: getAndHead(models.listModels) },
+    // The rest of the path: a `provider/model` as the SDKs send it (`echo%2Fecho-1`) or as is.
+    { path: "/v1/models/**:model", methods: getAndHead(models.getModel) },
     { path: "/v1/usage", methods: getAndHead(requireAdmin(ctx.authenticate, createUsageHandler(ctx))) },
     // Public, like /healthz: the interface, not the config (docs/interface.md, "OpenAPI description").
     { path: "/openapi.json", methods: getAndHead(openApiDocument) },

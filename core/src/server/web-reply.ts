@@ -61,6 +61,7 @@ function frameStream(frames: AsyncIterator<SseFrame>, onEnd: (status: number) =>
 
 function withRequestId(headers: Record<string, string>, x: Exchange): Record<string, string> {
   if (x.requestId) headers["x-request-id"] = x.requestId;
+  if (x.replyHeaders) Object.assign(headers, x.replyHeaders);
   return headers;
 }
 

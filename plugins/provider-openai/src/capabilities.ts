@@ -50,15 +50,21 @@ const LEGACY_CHAT: CapabilityMap = {
 };
 
 /**
- * Any model we do not know: most likely served by an OpenAI-compatible server (vLLM, Ollama,
- * Groq…). Chat, streaming, tools and JSON mode are what such servers commonly implement; anything
- * more is switched on per model in the config.
+ * Any model we do not know: most likely served by an OpenAI-compatible server (vLLM, Ollama, LM
+ * Studio, llama.cpp, Groq, Together…). On: what such servers commonly take, `response_format`
+ * `json_schema` included (LangChain's structured output sends it by default), and `responses`, which
+ * only the provider named by `responses.provider` is ever asked for, naming it being the operator's
+ * word that its server serves `/v1/responses`. A server that lacks one answers the request with its
+ * own 400, relayed to the client; the config switches it off. Why each is on or off:
+ * plugins/provider-openai/README.md, "Capability defaults".
  */
 export const COMPATIBLE_DEFAULTS: Readonly<CapabilityMap> = Object.freeze({
   chat: true,
   streaming: true,
   tools: true,
   json_mode: true,
+  json_schema: true,
+  responses: true,
 });
 
 const IMAGES: CapabilityMap = { chat: false, streaming: false, images: true };

@@ -40,7 +40,7 @@ describe("openaiCapabilities", () => {
   });
 
   it.each(["llama3.1:8b", "mixtral-8x7b-32768", "deepseek-chat"])("unknown model %s gets the compatible defaults", (model) => {
-    expect(openaiCapabilities(model)).toEqual({ chat: true, streaming: true, tools: true, json_mode: true });
+    expect(openaiCapabilities(model)).toEqual({ chat: true, streaming: true, tools: true, json_mode: true, json_schema: true, responses: true });
     expect(openaiCapabilities(model)).toEqual(COMPATIBLE_DEFAULTS);
   });
 

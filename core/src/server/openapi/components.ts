@@ -150,6 +150,10 @@ const inQuery = (name: string, description: string, schema: JsonSchema): OpenApi
 export const PARAMETERS: OpenApiObject = {
   CompletionId: inPath("completion_id", "The id of a stored chat completion."),
   ResponseId: inPath("response_id", "The id of a response, as the provider gave it."),
+  ModelName: inPath(
+    "model",
+    "A name the models list shows: `provider/model` (its `/` percent-encoded, `%2F`, as the SDKs send it; the router also takes it as is, `/v1/models/openai/gpt-4o`), an alias or a pool.",
+  ),
   After: inQuery("after", "The last id of the previous page.", { type: "string", minLength: 1 }),
   Limit: inQuery("limit", "The page size.", { type: "integer", minimum: 0, maximum: 100, default: 20 }),
   Order: inQuery("order", "By creation time.", { type: "string", enum: ["asc", "desc"], default: "asc" }),

@@ -216,10 +216,10 @@ export const PATHS: Readonly<Record<string, PathItem>> = {
   },
   "/v1/models": getAndHead({
     operationId: "listModels",
-    summary: "List every served model",
+    summary: "List every served model, alias and pool",
     tags: ["models"],
     security: KEY_OR_TOKEN,
-    responses: { "200": jsonReply("Every configured model whose provider is on; aliases are not listed.", "ModelList"), ...errorReplies(401) },
+    responses: { "200": jsonReply("Every configured model whose provider is on, then the aliases and pools of those models, each marked by `modelmux_kind`.", "ModelList"), ...errorReplies(401) },
   }),
   "/v1/usage": getAndHead({
     operationId: "getUsage",
@@ -229,6 +229,16 @@ export const PATHS: Readonly<Record<string, PathItem>> = {
     parameters: params("UsageStart", "UsageEnd", "UsageGroupBy", "UsageInterval"),
     responses: { "200": jsonReply("The counters of the range, every router sharing the storage included.", "UsageList"), ...errorReplies(400, 401, 403, 500) },
   }),
+  "/v1/models/{model}": {
+    parameters: params("ModelName"),
+    ...getAndHead({
+      operationId: "retrieveModel",
+      summary: "One entry of the models list: a model, an alias or a pool",
+      tags: ["models"],
+      security: KEY_OR_TOKEN,
+      responses: { "200": jsonReply("The entry, as the list shows it.", "Model"), ...errorReplies(400, 401, 404) },
+    }),
+  },
   "/healthz": publicJson("getHealth", "The router serves.", "Health"),
   "/readyz": getAndHead({
     operationId: "getReadiness",

@@ -160,15 +160,22 @@ const storedMessage = closed(["id", "role", "content", "content_parts", "name"],
   tool_call_id: string,
 });
 
-const model = closed(["id", "object", "created", "owned_by", "created_at", "model_name", "model_provider", "modelmux_model_id"], {
-  id: { type: "string", description: "`provider/model`: the name a request uses." },
+const model = closed(["id", "object", "created", "owned_by", "created_at", "model_name", "model_provider", "modelmux_model_id", "modelmux_kind"], {
+  id: { type: "string", description: "The name a request uses: `provider/model`, an alias or a pool." },
   object: { const: "model" },
   created: unixSeconds,
-  owned_by: string,
+  owned_by: { type: "string", description: "The provider; `modelmux` for a pool." },
   created_at: { type: "string", format: "date-time" },
-  model_name: { type: "string", description: "The provider's own model id." },
-  model_provider: string,
-  modelmux_model_id: { type: "integer", minimum: 1, description: "The model's 1-based position in the config (the interface's `svc_model_id`)." },
+  model_name: { type: "string", description: "The provider's own model id (an alias's model's); a pool's own name." },
+  model_provider: { type: "string", description: "The provider (an alias's model's); `modelmux` for a pool." },
+  modelmux_model_id: { type: "integer", minimum: 1, description: "The entry's 1-based position in the list, stable for a given config (the interface's `svc_model_id`)." },
+  modelmux_kind: { type: "string", enum: ["model", "alias", "pool"], description: "A configured model, a plain alias of one, or a weighted pool." },
+  modelmux_target: { type: "string", description: "An alias's model, as `provider/model`." },
+  modelmux_members: {
+    type: "array",
+    description: "A pool's members that are served, in config order, with their weights.",
+    items: closed(["model", "weight"], { model: string, weight: { type: "number", exclusiveMinimum: 0 } }),
+  },
 });
 
 const imagesResponse = closed(["created", "data"], {

@@ -22,7 +22,7 @@
  *
  * Environment: BENCH_PATHS=chat-json,… and BENCH_VIA=direct,pipe,node,json,modelmux,portkey select; BENCH_LOADS=1,50;
  * BENCH_SECONDS (3), BENCH_LATENCY_SECONDS (1), BENCH_ROUNDS (3), BENCH_STREAMS (1000, 0 skips);
- * BENCH_LOG_LEVEL (info); BENCH_MODELMUX_ROOT runs the modelmux of another checkout (a worktree of an
+ * BENCH_LOG_LEVEL (info); BENCH_RATE_LIMIT=1 adds the memory limiter (`proxy/servers.ts`); BENCH_MODELMUX_ROOT runs the modelmux of another checkout (a worktree of an
  * older commit, for before/after figures); BENCH_NODE_FLAGS adds `node` flags to modelmux's process
  * (e.g. `--max-semi-space-size=4`); BENCH_BEFORE_ROOT adds the `before` way: modelmux of that checkout beside
  * this one's, in the same rounds, for CPU per request before and after a change in one run; BENCH_CPU_PROF=1 (`--cpu-prof`) or BENCH_HEAP_PROF=1 (`proxy/heap-sampler.mjs`)

@@ -97,6 +97,18 @@ describe("access log fields", () => {
     expect(warnings[0]).not.toMatch(/\n|\\n\s+at /);
   });
 
+  it("a stream whose first attempt failed before content and whose fallback answered is logged as ok", async () => {
+    const log = capture();
+    const h = await rig.start(undefined, { logger: log.logger });
+    rig.primary.script({ malformedAfter: 0 });
+    const response = await h.request("/v1/chat/completions", postJson({ model: PRIMARY, messages: ASK, stream: true }, { "x-request-id": "log-stream-fallback" }));
+    expect(await response.text()).toContain("[DONE]");
+    const line = await accessLine(log, "log-stream-fallback");
+    expect(line).toMatchObject({ status: 200, outcome: "ok", stream: true, model: "backup/gpt-4o" });
+    expect(line).not.toHaveProperty("error_code");
+    expect(log.lines.filter((entry) => entry.includes("failed mid-way"))).toEqual([]);
+  });
+
   it("a whole stream is logged as ok, with its usage", async () => {
     const log = capture();
     const h = await rig.start(undefined, { logger: log.logger });

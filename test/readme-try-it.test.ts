@@ -87,7 +87,7 @@ describe('README "Try it"', () => {
     const { code } = await running.exited;
     const [models, ...rest] = running.stdout().split("\n");
     expect(code, running.stderr()).toBe(0);
-    expect((JSON.parse(models!) as { data: Array<{ id: string }> }).data.map((m) => m.id)).toEqual(["echo/echo-1"]);
+    expect((JSON.parse(models!) as { data: Array<{ id: string }> }).data.map((m) => m.id)).toEqual(["echo/echo-1", "echo"]);
     const stream = rest.join("\n");
     expect(streamedContent(stream)).toBe("Hello, router");
     expect(stream.endsWith("data: [DONE]\n\n")).toBe(true);

@@ -26,6 +26,29 @@ describe.each(TRANSPORTS)("middleware over %s", (transport) => {
     expect(names).toEqual(["requestId", "accessLog", "metrics", "usageCounters", "activity", "auth", "bodyLimit", "rateLimit"]);
   });
 
+  it("an end listener that throws keeps neither the reply nor the other listeners from their work", async () => {
+    const lines: string[] = [];
+    const logger = createLogger({ level: "info", format: "json", write: (text) => lines.push(text) });
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => void warnings.push(warning);
+    process.on("warning", onWarning);
+    try {
+      const throwsAtEnd: Middleware = function throwsAtEnd(event, next) {
+        exchangeOf(event).onEnd(() => {
+          throw new Error("an embedder's listener failed");
+        });
+        return next();
+      };
+      const h = await start({ logger, middleware: (defaults) => [defaults[0]!, throwsAtEnd, ...defaults.slice(1)] });
+      expect((await h.openai.chat.completions.create(chat("still answered"))).choices[0]!.message.content).toBe("still answered");
+      // The access log, told after the throwing listener, still writes its line.
+      await expect.poll(() => (logger.flush(), lines.join("").includes("/v1/chat/completions"))).toBe(true);
+      await expect.poll(() => warnings.some((warning) => warning.message === "an embedder's listener failed")).toBe(true);
+    } finally {
+      process.off("warning", onWarning);
+    }
+  });
+
   it("replaces bodyLimit with a smaller one: a body past it is a 413 in the envelope", async () => {
     const h = await start({ middleware: (defaults) => defaults.map((m) => (m.name === "bodyLimit" ? bodyLimit({ limit: 1024 }) : m)) });
     expect((await h.openai.chat.completions.create(chat("small"))).choices[0]!.message.content).toBe("small");

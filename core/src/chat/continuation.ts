@@ -18,6 +18,7 @@ import { tokenReservation, type RateLimitGrant } from "../rate-limit/acquire.ts"
 import { classifyFailure, isAbortError, passToNextTarget } from "../routing/failure.ts";
 import { routeRequest } from "../routing/routed-call.ts";
 import { BROKE_MID_STREAM, type AttemptRecord, type Target } from "../routing/types.ts";
+import { streamFailed } from "../server/stream-failure.ts";
 import { DONE_FRAME, chatErrorFrame } from "../sse/tail.ts";
 import type { ChatRequest, Usage } from "../types/chat.ts";
 import { ContinuedFrames } from "./continued-frames.ts";
@@ -38,7 +39,16 @@ interface Continuing {
  */
 export function withContinuation(chat: ChatRequestState, first: OpenStream): AsyncIterator<string> {
   if (first.sent.transcript === undefined) return first.frames;
-  return continuedStream(chat, first);
+  const frames = continuedStream(chat, first);
+  return {
+    next: () => frames.next(),
+    // A generator let go of before its first read never runs its `finally`: the first stream is let go of here too.
+    async return() {
+      await frames.return();
+      await first.frames.return?.();
+      return { done: true, value: undefined };
+    },
+  };
 }
 
 async function* continuedStream(chat: ChatRequestState, first: OpenStream): AsyncGenerator<string, void, undefined> {
@@ -65,6 +75,7 @@ async function* continuedStream(chat: ChatRequestState, first: OpenStream): Asyn
       await end(current, continuing);
       current = next.open;
       continuing = next;
+      first.continued = true;
     }
   } finally {
     usage = addUsage(usage, current.usage);
@@ -93,6 +104,7 @@ async function continuedFrame(chat: ChatRequestState, continuing: Continuing, fr
     return continuing.rewrite.rewrite(frame);
   } catch (error) {
     // Stored or collected, the answer failed after all: the stream's one error event.
+    streamFailed(chat.ctx.logger, chat.x, `stream continued by ${continuing.open.target.entry.name}`, error);
     return chatErrorFrame(error);
   }
 }

@@ -38,6 +38,10 @@ export interface OpenStream {
   failure: unknown;
   target: Target;
   sent: SentSoFar;
+  /** Its first content is here: from now on the stream is the client's. */
+  committed: boolean;
+  /** Set on the client's first stream once a continuation took over; its `usage` is then every answering attempt's. */
+  continued?: boolean;
 }
 
 /** The request's chunks go to the transcript and the assembler, whichever are kept. */
@@ -83,7 +87,9 @@ function streamOptions(chat: ChatRequestState, call: CoreCall, open: OpenStream,
     onUsage: (reported: Usage) => (open.usage = x.usage = reported),
     onError: (error: unknown) => {
       open.failure = error;
-      streamFailed(ctx.logger, x, `stream of ${entry.name}`, error);
+      // Before its first content the failure is the attempt's, retried or passed on (`first-content.ts`):
+      // only a stream the client has is a failed stream.
+      if (open.committed) streamFailed(ctx.logger, x, `stream of ${entry.name}`, error);
     },
     ...(!continuation && {
       collect: collectorOf(sent),
@@ -103,7 +109,7 @@ export async function openStreamOn(chat: ChatRequestState, target: Target, call:
     assembler: chat.storage ? createCompletionAssembler(entry.provider, chat.ctx.upstreamBodyLimit) : undefined,
     model: entry.name,
   };
-  const open: OpenStream = { frames: undefined!, usage: undefined, failure: undefined, target, sent };
+  const open: OpenStream = { frames: undefined!, usage: undefined, failure: undefined, target, sent, committed: false };
   const options = streamOptions(chat, call, open, carried !== undefined);
   const providerRequest = toProviderRequest(request, entry.model);
   try {
@@ -124,5 +130,6 @@ export async function openStreamOn(chat: ChatRequestState, target: Target, call:
   }
   // Nothing reaches the client before content: a failure until then is this attempt's, not the reply's.
   open.frames = await untilContent(open.frames, () => open.failure);
+  open.committed = true;
   return open;
 }

@@ -56,8 +56,13 @@ export function addUsage(before: Usage | undefined, after: Usage | undefined): U
   if (after === undefined) return before;
   return {
     ...after,
-    prompt_tokens: before.prompt_tokens + after.prompt_tokens,
-    completion_tokens: before.completion_tokens + after.completion_tokens,
-    total_tokens: before.total_tokens + after.total_tokens,
+    prompt_tokens: count(before.prompt_tokens) + count(after.prompt_tokens),
+    completion_tokens: count(before.completion_tokens) + count(after.completion_tokens),
+    total_tokens: count(before.total_tokens) + count(after.total_tokens),
   };
+}
+
+/** A token count as a number: an upstream's usage is checked to be an object, not its fields. */
+function count(value: unknown): number {
+  return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : 0;
 }

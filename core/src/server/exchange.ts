@@ -109,6 +109,14 @@ export const DEFAULT_BODY_LIMIT = 10 * 1024 * 1024;
 /** The parameters of a route without any (shared, frozen). */
 export const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
 
+/**
+ * A listener that throws (an embedder's, say) must not keep the others from hearing, nor fail the
+ * reply writer that ended the exchange: its error becomes a process warning.
+ */
+function listenerFailed(error: unknown): void {
+  process.emitWarning(error instanceof Error ? error : new Error(String(error)), { code: "MODELMUX_LISTENER" });
+}
+
 /** The state both exchanges keep the same way. */
 export abstract class BaseExchange implements Exchange {
   params: Readonly<Record<string, string>> = NO_PARAMS;
@@ -160,8 +168,13 @@ export abstract class BaseExchange implements Exchange {
     this.streaming = true;
     const listeners = this.streamListeners;
     if (listeners === undefined) return;
-    if (!Array.isArray(listeners)) listeners(this);
-    else for (const listener of listeners) listener(this);
+    for (const listener of Array.isArray(listeners) ? listeners : [listeners]) {
+      try {
+        listener(this);
+      } catch (error) {
+        listenerFailed(error);
+      }
+    }
   }
 
   end(status: number, closed?: string): void {
@@ -169,8 +182,21 @@ export abstract class BaseExchange implements Exchange {
     this.ended = true;
     const listeners = this.endListeners;
     if (listeners === undefined) return;
-    if (!Array.isArray(listeners)) listeners(this, status, closed);
-    else for (const listener of listeners) listener(this, status, closed);
+    if (!Array.isArray(listeners)) {
+      try {
+        listeners(this, status, closed);
+      } catch (error) {
+        listenerFailed(error);
+      }
+      return;
+    }
+    for (const listener of listeners) {
+      try {
+        listener(this, status, closed);
+      } catch (error) {
+        listenerFailed(error);
+      }
+    }
   }
 
   abstract readonly origin: string;

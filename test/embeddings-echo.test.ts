@@ -4,24 +4,16 @@
  * told otherwise and decodes it, so every form must come back as the same vector. Then the refusals:
  * the body's rules, a model without `embeddings`, an unknown model; and the token rate limit.
  */
-import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { postJson, startHarness, testConfig, TRANSPORTS, type Harness } from "./helpers/harness.ts";
 import { createProbe } from "./helpers/probe-provider.ts";
+import { apiFailure } from "./helpers/api-failure.ts";
 
-type ApiError = InstanceType<typeof OpenAI.APIError>;
 
 const MODEL = "echo/echo-1";
 const { plugin: probe } = createProbe();
 
-const failure = (promise: Promise<unknown>) =>
-  promise.then(
-    () => expect.fail("expected the request to fail"),
-    (error: unknown) => {
-      expect(error).toBeInstanceOf(OpenAI.APIError);
-      return error as ApiError;
-    },
-  );
+const failure = apiFailure;
 
 const norm = (vector: readonly number[]) => Math.sqrt(vector.reduce((sum, value) => sum + value * value, 0));
 

@@ -5,25 +5,17 @@
  * format. One text is one `embedContent`; several are batches of at most 100; `dimensions` is
  * `outputDimensionality`; Gemini reports no usage, so the reply has none; token ids never leave.
  */
-import OpenAI from "openai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { fakeVector, FAKE_EMBEDDING_DIMENSIONS } from "./fixtures/fake-embeddings.ts";
 import { startFakeGemini, type FakeGemini } from "./fixtures/fake-gemini.ts";
 import { startHarness, testConfig, TRANSPORTS, type Harness } from "./helpers/harness.ts";
+import { apiFailure } from "./helpers/api-failure.ts";
 
-type ApiError = InstanceType<typeof OpenAI.APIError>;
 
 const UPSTREAM_KEY = "AIzaSyEmbeddingsEndToEnd-0123456789abcd";
 const MODEL = "gemini/gemini-embedding-001";
 
-const failure = (promise: Promise<unknown>) =>
-  promise.then(
-    () => expect.fail("expected the request to fail"),
-    (error: unknown) => {
-      expect(error).toBeInstanceOf(OpenAI.APIError);
-      return error as ApiError;
-    },
-  );
+const failure = apiFailure;
 
 for (const transport of TRANSPORTS) {
   describe(`embeddings via provider-gemini (${transport})`, () => {

@@ -6,26 +6,18 @@
  * the upstream's own 400 keeps its status. Then routing: a 503 retried, a provider that keeps
  * failing falling back, a reply with too few vectors moving on, and the access log's tokens.
  */
-import OpenAI from "openai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../core/src/logger.ts";
 import { fakeVector, FAKE_EMBEDDING_DIMENSIONS } from "./fixtures/fake-embeddings.ts";
 import { startFakeOpenAI, type FakeOpenAI } from "./fixtures/fake-openai.ts";
 import { postJson, startHarness, testConfig, TRANSPORTS, type Harness } from "./helpers/harness.ts";
+import { apiFailure } from "./helpers/api-failure.ts";
 
-type ApiError = InstanceType<typeof OpenAI.APIError>;
 
 const UPSTREAM_KEY = "sk-upstream-embeddings-0123456789";
 const MODEL = "openai/text-embedding-3-small";
 
-const failure = (promise: Promise<unknown>) =>
-  promise.then(
-    () => expect.fail("expected the request to fail"),
-    (error: unknown) => {
-      expect(error).toBeInstanceOf(OpenAI.APIError);
-      return error as ApiError;
-    },
-  );
+const failure = apiFailure;
 
 for (const transport of TRANSPORTS) {
   describe(`embeddings via provider-openai (${transport})`, () => {

@@ -7,22 +7,13 @@ import OpenAI from "openai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { FAKE_GEMINI_JPEG_BASE64, FAKE_GEMINI_PNG_BASE64, FAKE_IMAGE_TOKENS, startFakeGemini, type FakeGemini } from "./fixtures/fake-gemini.ts";
 import { postJson, startHarness, testConfig, TRANSPORTS, type Harness } from "./helpers/harness.ts";
+import { apiFailure } from "./helpers/api-failure.ts";
 
-type ApiError = InstanceType<typeof OpenAI.APIError>;
 
 const UPSTREAM_KEY = "AIzaSyImagesEndToEnd-0123456789abcdefgh";
 const MODELS = ["gemini-2.5-flash-image", "gemini-3-pro-image-preview", "imagen-4.0-generate-001", "gemini-2.5-flash"];
 
-const failure = (promise: Promise<unknown>) =>
-  promise.then(
-    () => {
-      throw new Error("expected the request to fail");
-    },
-    (error: unknown) => {
-      expect(error).toBeInstanceOf(OpenAI.APIError);
-      return error as ApiError;
-    },
-  );
+const failure = apiFailure;
 
 for (const transport of TRANSPORTS) {
   describe(`images via provider-gemini (${transport})`, () => {

@@ -5,20 +5,10 @@
  */
 import { expect } from "vitest";
 import type { Harness } from "./harness.ts";
+import type { UsageReportRow } from "../../core/src/usage/usage-report.ts";
 
-export interface UsageRow {
-  date?: string;
-  hour?: string;
-  app?: string;
-  developer?: string;
-  provider?: string;
-  model?: string;
-  requests: number;
-  errors: number;
-  input_tokens: number;
-  output_tokens: number;
-  cost_usd: number;
-}
+/** A row of `GET /v1/usage`, as the router's own report types it. */
+export type UsageRow = UsageReportRow;
 
 export interface UsageList {
   object: "list";

@@ -67,7 +67,7 @@ describe.skipIf(skip !== undefined)("ratelimit-redis on a shared Redis", () => {
     const limiter = await createRedisLimiter({ url: REDIS_URL, prefix: `${prefix}:ttl:` }, createLogger({ level: "silent" }));
     await limiter.acquire({ id: "x", rules: [{ key: "app:ttl", requests: 5, tokens: 100, cost: 1, windowMs: 5_000 }], reservedTokens: 10, reservedCost: 0.5 });
     const raw = new Redis(REDIS_URL);
-    const ttls = await Promise.all(["r", "t", "s", "c", "cs"].map((k) => raw.pttl(`${prefix}:ttl:app:ttl:${k}`)));
+    const ttls = await Promise.all(["r", "tb", "cb", "q"].map((k) => raw.pttl(`${prefix}:ttl:app:ttl:${k}`)));
     raw.disconnect();
     for (const ttl of ttls) {
       expect(ttl).toBeGreaterThan(4_000);

@@ -61,4 +61,18 @@ describe("ratelimit-memory bounds", () => {
     expect((await limiter.acquire({ id: "after", rules: [budget], reservedTokens: 0, reservedCost: 0 })).states[0]!.countedCost).toBe(1);
     limiter.close?.();
   });
+
+  test("a changed window (a config reload) keeps what was counted, in buckets of the new width", async () => {
+    let at = 1_800_000_000_000;
+    const limiter = createMemoryLimiter({}, () => at);
+    const day = { key: "app:reloaded", cost: 1, windowMs: DAY };
+    await limiter.acquire({ id: "a", rules: [day], reservedTokens: 0, reservedCost: 0.5 });
+    at += 60_000;
+    const month = { ...day, windowMs: 30 * DAY };
+    await limiter.settle({ id: "a", rules: [month], reservedTokens: 0, reservedCost: 0.5, usedTokens: 0, usedCost: 0.25 });
+    const after = await limiter.acquire({ id: "b", rules: [month], reservedTokens: 0, reservedCost: 0 });
+    expect(after.states[0]!.countedCost).toBe(0.25);
+    expect(after.states[0]!.resetCostMs).toBeGreaterThan(30 * DAY - DAY / 2);
+    limiter.close?.();
+  });
 });

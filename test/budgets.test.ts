@@ -16,6 +16,13 @@ const PRICE = { input: 100, output: 1000 };
 const PRICE_B = { input: 200, output: 2000 };
 const CHAT = "/v1/chat/completions";
 const MONTH_S = 30 * 86_400;
+/** A 30-day window counts amounts in buckets of a hundredth of it: 7.2 hours. */
+const BUCKET_H = 7.2;
+/** The hours of a reset in OpenAI's notation (`715h12m3.5s`). */
+const hoursOf = (reset: string) => {
+  const [, h, m, s] = /^(\d+)h(\d+)m([\d.]+)s$/.exec(reset)!;
+  return Number(h) + Number(m) / 60 + Number(s) / 3600;
+};
 const hello = (model: string, max_tokens?: number) => ({ model, messages: [{ role: "user" as const, content: "hello there" }], ...(max_tokens !== undefined && { max_tokens }) });
 /** "hello there" on the echo: 3 prompt and 3 completion tokens. */
 const helloCost = (price = PRICE) => (3 * price.input + 3 * price.output) / 1e6;
@@ -79,7 +86,9 @@ describe.each(TRANSPORTS)("budgets (%s)", (transport) => {
     const body = hello("echo/echo-1", 10);
     const first = await r.request(CHAT, postJson(body));
     expect(first.status).toBe(200);
-    expect(costHeaders(first.headers)).toEqual({ limit: "1", remaining: expect.closeTo(1 - reservationOf(body), 9), reset: expect.stringMatching(/^(720h0m0s|719h59m\d+(\.\d+)?s)$/) });
+    expect(costHeaders(first.headers)).toEqual({ limit: "1", remaining: expect.closeTo(1 - reservationOf(body), 9), reset: expect.stringMatching(/^\d+h\d+m[\d.]+s$/) });
+    expect(hoursOf(costHeaders(first.headers).reset!)).toBeGreaterThan(720 - BUCKET_H);
+    expect(hoursOf(costHeaders(first.headers).reset!)).toBeLessThanOrEqual(720);
     await first.json();
     // Settled at $0.0033, not the $0.0123 it held: the second request sees only the first's real cost.
     const { data, response } = await r.openai.chat.completions.create(body).withResponse();
@@ -96,13 +105,16 @@ describe.each(TRANSPORTS)("budgets (%s)", (transport) => {
     const refused = await r.request(CHAT, postJson(body));
     expect(refused.status).toBe(429);
     expect((await refused.json()).error).toEqual({
-      message: "The app 'test-app' budget of $0.01 per 30d has $0.0034 left, less than this request could cost ($0.0053); resets in 30d, or ask for fewer output tokens.",
+      // The window slides by buckets of 7.2 hours for amounts (README "Budgets").
+      message: expect.stringMatching(
+        /^The app 'test-app' budget of \$0\.01 per 30d has \$0\.0034 left, less than this request could cost \(\$0\.0053\); resets in (30d|29d (1[7-9]|2[0-3])h), or ask for fewer output tokens\.$/,
+      ),
       type: "rate_limit_error",
       code: "rate_limit_exceeded",
       param: null,
     });
     expect(costHeaders(refused.headers)).toMatchObject({ limit: "0.01", remaining: 0.0034 });
-    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(MONTH_S - 60);
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(MONTH_S - BUCKET_H * 3600);
     expect(Number(refused.headers.get("retry-after"))).toBeLessThanOrEqual(MONTH_S);
     expect(refused.headers.get("x-modelmux-attempts")).toBeNull();
     // Asking for fewer output tokens fits: $0.0023 of prompt and $0.001 of output.

@@ -119,7 +119,8 @@ export function costUnits(usd: number | undefined): number {
  * A rate-limit backend (`rate_limit.plugin`, README "Rate limits"). Every limiter keeps the same
  * rules, so the two built-in ones behave alike and a test of one describes the other:
  * - a sliding window per rule: at most `requests` requests, `tokens` tokens and `cost` USD in any
- *   `windowMs`, each only when the rule sets it;
+ *   `windowMs`, each only when the rule sets it; requests exactly, amounts (tokens, cost) in buckets
+ *   of a hundredth of the window, so what a rule keeps does not grow with traffic (README "Budgets");
  * - a request is admitted when every rule has room for one more request, and for its reservations on
  *   top of the tokens and cost counted (with nothing reserved, while less than the limit is counted);
  * - admission is all-or-nothing and atomic: concurrent calls never both take the last unit;

@@ -1,7 +1,7 @@
 /**
  * @modelmux/ratelimit-memory: rate limits kept in the router's own memory, for one router process.
- * Every rule is an exact sliding window (`sliding-log.ts`) of requests, tokens and cost; a decision over all of a request's
- * rules runs synchronously, so it is atomic in Node's single thread. Several routers need
+ * Every rule is a sliding window (`sliding-log.ts`): exact for requests, in buckets of a hundredth of
+ * the window for tokens and cost (`amount-buckets.ts`); a decision over all of a request's rules runs synchronously, so it is atomic in Node's single thread. Several routers need
  * `ratelimit-redis` instead: each memory limiter counts only its own requests.
  *
  * @example
@@ -26,8 +26,14 @@ export const optionsSchema: JsonSchema = {
   },
 };
 
+/** The memory limiter: a `RateLimiter` that can say how much one counter holds. */
+export interface MemoryLimiter extends RateLimiter {
+  /** The entries kept for rule key `key` (request times, amount buckets, reservations): for tests of its bounds. */
+  entries(key: string): number;
+}
+
 /** A limiter on this process's memory; `now` is replaceable for tests. */
-export function createMemoryLimiter({ sweep_interval_ms = 60_000 }: MemoryLimiterOptions = {}, now: () => number = Date.now): RateLimiter {
+export function createMemoryLimiter({ sweep_interval_ms = 60_000 }: MemoryLimiterOptions = {}, now: () => number = Date.now): MemoryLimiter {
   const logs = new Map<string, SlidingLog>();
   const logOf = (rule: RateLimitRule): SlidingLog => {
     let log = logs.get(rule.key);
@@ -69,6 +75,7 @@ export function createMemoryLimiter({ sweep_interval_ms = 60_000 }: MemoryLimite
         log.settle(rule, id, used, at);
       }
     },
+    entries: (key) => logs.get(key)?.size ?? 0,
     close() {
       clearInterval(sweep);
       logs.clear();

@@ -1,12 +1,13 @@
 /**
- * One counter of the in-process limiter: the requests, token amounts and cost amounts counted in a
- * sliding window, each with its time. The log is exact (at most `requests` in any window, never an
- * estimate) and holds at most about `requests` entries, since refused requests are not logged (and
- * none for a rule without `requests`).
+ * One counter of the in-process limiter: the requests counted in a sliding window, each with its
+ * time, and the token and cost amounts in buckets of the window (`amount-buckets.ts`). The request
+ * log is exact (at most `requests` in any window, never an estimate) and holds at most `requests`
+ * entries, since refused requests are not logged (and none for a rule without `requests`); the
+ * amounts hold at most a hundred sums each, however busy the key.
  * Cost is counted in whole nano-dollars (`costUnits`), so its sum never drifts.
  */
 import { COST_UNITS_PER_USD, costUnits, type RateLimitRule, type RateLimitRuleState } from "@modelmux/core";
-import { AmountLog, compact } from "./amount-log.ts";
+import { AmountBuckets } from "./amount-buckets.ts";
 
 /** What one request holds in a counter until `settle`: its tokens, and its cost in nano-dollars. */
 export interface Reserved {
@@ -14,21 +15,50 @@ export interface Reserved {
   costUnits: number;
 }
 
+/** Drops the first `head` items once they are most of the array: O(1) amortised per item. */
+function compact<T>(items: T[], head: number): number {
+  if (head < 64 || head * 2 < items.length) return head;
+  items.splice(0, head);
+  return 0;
+}
+
 export class SlidingLog {
   private requests: number[] = [];
   private requestsHead = 0;
-  private readonly tokens = new AmountLog();
-  private readonly cost = new AmountLog();
+  private readonly tokens: AmountBuckets;
+  private readonly cost: AmountBuckets;
+  private window: number;
 
-  constructor(public windowMs: number) {}
+  constructor(windowMs: number) {
+    this.window = windowMs;
+    this.tokens = new AmountBuckets(windowMs);
+    this.cost = new AmountBuckets(windowMs);
+  }
+
+  get windowMs(): number {
+    return this.window;
+  }
+
+  /** The rule's window, which a config reload may change. */
+  set windowMs(windowMs: number) {
+    if (windowMs === this.window) return;
+    this.window = windowMs;
+    this.tokens.setWindow(windowMs);
+    this.cost.setWindow(windowMs);
+  }
+
+  /** How many entries the counter holds: request times, amount buckets and reservations. */
+  get size(): number {
+    return this.requests.length - this.requestsHead + this.tokens.size + this.cost.size;
+  }
 
   /** Forgets what left the window: an entry counts while `now < at + windowMs`. */
   prune(now: number): void {
     const cutoff = now - this.windowMs;
     while (this.requestsHead < this.requests.length && this.requests[this.requestsHead]! <= cutoff) this.requestsHead++;
     this.requestsHead = compact(this.requests, this.requestsHead);
-    this.tokens.prune(cutoff);
-    this.cost.prune(cutoff);
+    this.tokens.prune(now);
+    this.cost.prune(now);
   }
 
   get empty(): boolean {
@@ -57,7 +87,7 @@ export class SlidingLog {
     if (rule.cost !== undefined && reserved.costUnits > 0) this.cost.add(reserved.costUnits, now, id);
   }
 
-  /** Replaces reservation `id` (when still in the window) with what the request used, counted from `now`. */
+  /** Replaces reservation `id` (removed from its bucket while that is in the window) with what the request used, counted from `now`. */
   settle(rule: RateLimitRule, id: string, used: Reserved, now: number): void {
     if (rule.tokens !== undefined) {
       this.tokens.release(id);
@@ -78,15 +108,13 @@ export class SlidingLog {
       state.resetRequestsMs = count === 0 ? 0 : this.requests[this.requestsHead]! + this.windowMs - now;
     }
     if (rule.tokens !== undefined) {
-      const oldest = this.tokens.oldestAt();
       state.remainingTokens = Math.max(0, rule.tokens - this.tokens.sum);
-      state.resetTokensMs = oldest === undefined ? 0 : oldest + this.windowMs - now;
+      state.resetTokensMs = this.tokens.resetMs(now);
     }
     if (rule.cost !== undefined) {
-      const oldest = this.cost.oldestAt();
       state.remainingCost = Math.max(0, costUnits(rule.cost) - this.cost.sum) / COST_UNITS_PER_USD;
       state.countedCost = this.cost.sum / COST_UNITS_PER_USD;
-      state.resetCostMs = oldest === undefined ? 0 : oldest + this.windowMs - now;
+      state.resetCostMs = this.cost.resetMs(now);
     }
     return state;
   }

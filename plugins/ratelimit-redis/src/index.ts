@@ -1,7 +1,7 @@
 /**
  * @modelmux/ratelimit-redis: rate limits shared by any number of routers through one Redis. Every
- * rule is an exact sliding window of requests, tokens and cost, like `ratelimit-memory`'s; a decision over all of a request's
- * rules is one Lua script (`scripts.ts`), atomic in Redis. When Redis cannot be reached, each
+ * rule is a sliding window like `ratelimit-memory`'s: exact for requests, in buckets of a hundredth of
+ * the window for tokens and cost; a decision over all of a request's rules is one Lua script (`scripts.ts`), atomic in Redis. When Redis cannot be reached, each
  * decision follows `on_error` (admit uncounted, or refuse) at once: commands time out after
  * `command_timeout_ms` and are never queued while the connection is down.
  *
@@ -127,7 +127,7 @@ export async function createRedisLimiter(options: RedisLimiterOptions, logger: P
   ]);
   clearTimeout(timer);
 
-  const keysOf = (key: string) => [`${prefix}${key}:r`, `${prefix}${key}:t`, `${prefix}${key}:s`, `${prefix}${key}:c`, `${prefix}${key}:cs`];
+  const keysOf = (key: string) => [`${prefix}${key}:r`, `${prefix}${key}:tb`, `${prefix}${key}:cb`, `${prefix}${key}:q`];
 
   return {
     async acquire({ id, rules, reservedTokens, reservedCost }: RateLimitAcquire): Promise<RateLimitDecision> {

@@ -63,11 +63,23 @@ describe.skipIf(skip !== undefined)("ratelimit-redis on a shared Redis", () => {
     await limiter.close?.();
   });
 
+  test("a changed window (a config reload) keeps what was counted, and takes a reservation out of its bucket", async () => {
+    const limiter = await createRedisLimiter({ url: REDIS_URL, prefix: `${prefix}:reload:` }, createLogger({ level: "silent" }));
+    const minute = { key: "app:reloaded", cost: 1, windowMs: 60_000 };
+    await limiter.acquire({ id: "a", rules: [minute], reservedTokens: 0, reservedCost: 0.5 });
+    await limiter.acquire({ id: "b", rules: [minute], reservedTokens: 0, reservedCost: 0.25 });
+    const day = { ...minute, windowMs: 86_400_000 };
+    await limiter.settle({ id: "a", rules: [day], reservedTokens: 0, reservedCost: 0.5, usedTokens: 0, usedCost: 0.125 });
+    const after = await limiter.acquire({ id: "c", rules: [day], reservedTokens: 0, reservedCost: 0 });
+    expect(after.states[0]!.countedCost).toBe(0.375);
+    await limiter.close?.();
+  });
+
   test("every key expires one window after its last write", async () => {
     const limiter = await createRedisLimiter({ url: REDIS_URL, prefix: `${prefix}:ttl:` }, createLogger({ level: "silent" }));
     await limiter.acquire({ id: "x", rules: [{ key: "app:ttl", requests: 5, tokens: 100, cost: 1, windowMs: 5_000 }], reservedTokens: 10, reservedCost: 0.5 });
     const raw = new Redis(REDIS_URL);
-    const ttls = await Promise.all(["r", "t", "s", "c", "cs"].map((k) => raw.pttl(`${prefix}:ttl:app:ttl:${k}`)));
+    const ttls = await Promise.all(["r", "tb", "cb", "q"].map((k) => raw.pttl(`${prefix}:ttl:app:ttl:${k}`)));
     raw.disconnect();
     for (const ttl of ttls) {
       expect(ttl).toBeGreaterThan(4_000);

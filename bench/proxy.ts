@@ -23,7 +23,10 @@
  * Environment: BENCH_PATHS=chat-json,… and BENCH_VIA=direct,pipe,node,json,modelmux,portkey select; BENCH_LOADS=1,50;
  * BENCH_SECONDS (3), BENCH_LATENCY_SECONDS (1), BENCH_ROUNDS (3), BENCH_STREAMS (1000, 0 skips);
  * BENCH_LOG_LEVEL (info); BENCH_RATE_LIMIT=1 adds the memory limiter (`proxy/servers.ts`); BENCH_MODELMUX_ROOT runs the modelmux of another checkout (a worktree of an
- * older commit, for before/after figures); BENCH_NODE_FLAGS adds `node` flags to modelmux's process
+ * older commit, for before/after figures); BENCH_MODELMUX_YAML appends YAML to that way's config only
+ * (e.g. `routing: { timeouts: { idle: 0 } }`, against `before` of this checkout, for one setting's cost);
+ * BENCH_PIN=1 pins the routers to one CPU and the rest to the other (`proxy/processes.ts`), for
+ * steady before/after figures; BENCH_NODE_FLAGS adds `node` flags to modelmux's process
  * (e.g. `--max-semi-space-size=4`); BENCH_BEFORE_ROOT adds the `before` way: modelmux of that checkout beside
  * this one's, in the same rounds, for CPU per request before and after a change in one run; BENCH_CPU_PROF=1 (`--cpu-prof`) or BENCH_HEAP_PROF=1 (`proxy/heap-sampler.mjs`)
  * profile the modelmux process into bench/results/profiles/ (written when it stops);
@@ -36,7 +39,7 @@ import { Agent, request } from "undici";
 import { summarize, type Row, type Scenario } from "./lib.ts";
 import { latencyRun, throughputRun, type RequestSpec } from "./proxy/load.ts";
 import { checkReply, MODELMUX_KEY, PATHS, requestFor, VIAS, type PathSpec, type Servers, type Via } from "./proxy/paths.ts";
-import type { BenchProcess } from "./proxy/processes.ts";
+import { pinSelf, PINNED, ROUTER_CPU, OTHER_CPU, type BenchProcess } from "./proxy/processes.ts";
 import { buildRows, type LatencyResult, type PathResult, type StreamsResult, type ThroughputResult } from "./proxy/report.ts";
 import { installPortkey, startModelmux, startNodeProxy, startPortkey, startTcpPipe, startUpstream } from "./proxy/servers.ts";
 
@@ -97,15 +100,22 @@ async function measureThroughput(specs: Map<Via, RequestSpec>, routers: Partial<
   for (const [via] of specs) routers[via]?.resetPeak();
   for (const [, spec] of specs) await throughputRun(spec, CONNECTIONS, WARMUP_SECONDS);
   const out = new Map<Via, ThroughputResult>();
-  for (const [via] of specs) out.set(via, { rounds: [], durations: [], ok: 0, errors: 0, cpuMs: 0, upstreamCpuMs: 0, peakMb: Number.NaN });
+  for (const [via] of specs) out.set(via, { rounds: [], durations: [], ok: 0, errors: 0, cpuMs: 0, cpuUsPerRound: [], upstreamCpuMs: 0, peakMb: Number.NaN });
+  const ways = [...specs];
   for (let round = 0; round < ROUNDS; round++) {
-    for (const [via, spec] of specs) {
+    // Each way first in turn: going first or last in a round must not favour one of them.
+    const order = round % 2 ? [...ways].reverse() : ways;
+    for (const [via, spec] of order) {
       const router = routers[via];
       const before = router?.sample();
       const upstreamBefore = upstream.sample();
       const run = await throughputRun(spec, CONNECTIONS, SECONDS);
       const result = out.get(via)!;
-      if (router && before) result.cpuMs += router.sample().cpuMs - before.cpuMs;
+      if (router && before) {
+        const cpuMs = router.sample().cpuMs - before.cpuMs;
+        result.cpuMs += cpuMs;
+        if (run.ok > 0) result.cpuUsPerRound.push((cpuMs * 1000) / run.ok);
+      }
       result.upstreamCpuMs += upstream.sample().cpuMs - upstreamBefore.cpuMs;
       result.rounds.push(run.ok / run.seconds);
       // A loop, not push(...): a fast round has more replies than the call stack takes arguments.
@@ -154,6 +164,8 @@ const scenario: Scenario = {
   async run() {
     const load: Load = { before: loadavg() };
     say(`load average ${load.before.map((x) => x.toFixed(2)).join(" ")} (2 cores: more than ~0.5 means someone else is busy)`);
+    pinSelf();
+    if (PINNED) say(`pinned: the routers on CPU ${ROUTER_CPU}, the load generator and the upstream on CPU ${OTHER_CPU}`);
     const processes: BenchProcess[] = [];
     const notes: Record<string, string> = {};
     const results: PathResult[] = [];
@@ -203,6 +215,7 @@ const scenario: Scenario = {
           logLevel: process.env.BENCH_LOG_LEVEL ?? "info",
           nodeFlags,
           root: process.env.BENCH_MODELMUX_ROOT,
+          ...(process.env.BENCH_MODELMUX_YAML && { extraYaml: process.env.BENCH_MODELMUX_YAML }),
         });
         processes.push(modelmux);
         routers.modelmux = modelmux;

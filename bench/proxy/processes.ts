@@ -60,8 +60,27 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
+/**
+ * BENCH_PIN=1: each process on a fixed CPU (`taskset`), the routers on one, the load generator and
+ * the upstream on the other. Left to the scheduler, a router shares a core with the load generator
+ * in some runs and not in others, and its CPU per request moves by 20–40 µs from one run to the
+ * next with it; pinned, two routers compare on equal terms (their throughput is then not the
+ * machine's best).
+ */
+export const PINNED = process.env.BENCH_PIN === "1";
+/** The CPU of the routers when pinned; every other process has CPU 0. */
+export const ROUTER_CPU = "1";
+export const OTHER_CPU = "0";
+
+/** Pins this process (every thread of it) to `OTHER_CPU` when BENCH_PIN=1. */
+export function pinSelf(): void {
+  if (PINNED) execFileSync("taskset", ["-a", "-p", "-c", OTHER_CPU, String(process.pid)], { stdio: "ignore" });
+}
+
 export interface StartOptions {
   name: string;
+  /** With BENCH_PIN=1, the CPU list the process runs on (`taskset -c`). */
+  cpus?: string;
   /** Arguments to `node`. */
   args: string[];
   cwd?: string;
@@ -77,7 +96,9 @@ export async function startProcess(options: StartOptions): Promise<BenchProcess>
   mkdirSync(LOGS, { recursive: true });
   const logFile = `${LOGS}${options.name}.log`;
   const log = openSync(logFile, "w");
-  const child = spawn(process.execPath, options.args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ["ignore", options.stdout === "pipe" ? "pipe" : log, log] });
+  // `taskset` execs node in its own process: the child's pid is node's.
+  const [command, args] = PINNED && options.cpus ? ["taskset", ["-c", options.cpus, process.execPath, ...options.args]] : [process.execPath, options.args];
+  const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ["ignore", options.stdout === "pipe" ? "pipe" : log, log] });
   closeSync(log);
   running.add(child);
   const exit = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));

@@ -41,6 +41,8 @@ export interface ThroughputResult {
   errors: number;
   /** Router CPU time over all rounds (0 for direct). */
   cpuMs: number;
+  /** Router CPU per reply of each round, µs (empty for direct): `before` compares round by round. */
+  cpuUsPerRound: number[];
   upstreamCpuMs: number;
   /** Router VmHWM over the warm-up and the rounds (NaN for direct). */
   peakMb: number;
@@ -141,9 +143,23 @@ function throughputRows(result: PathResult): Row[] {
       "vs json": via === "modelmux" ? ratio(rps("modelmux") / rps("json")) : "",
       "vs Portkey": via === "modelmux" ? ratio(rps("modelmux") / rps("portkey")) : "",
       ...checks.cells(),
-      ...(via === "before" && throughput.has("modelmux") && { note: `modelmux ÷ before: ${ratio(rps("modelmux") / rps("before"))} req/s` }),
+      ...(via === "before" && throughput.has("modelmux") && { note: `modelmux ÷ before: ${ratio(rps("modelmux") / rps("before"))} req/s; ${pairedCpu(throughput.get("modelmux")!, t)}` }),
     };
   });
+}
+
+/**
+ * modelmux's CPU per request over `before`'s, round by round: each round runs both back to back
+ * (in turn first), so the machine's drift hits a pair alike. The median of the differences, and
+ * their range, which is the noise a change must stand out of.
+ */
+function pairedCpu(modelmux: ThroughputResult, before: ThroughputResult): string {
+  const n = Math.min(modelmux.cpuUsPerRound.length, before.cpuUsPerRound.length);
+  const diffs = Array.from({ length: n }, (_, i) => modelmux.cpuUsPerRound[i]! - before.cpuUsPerRound[i]!).sort((a, b) => a - b);
+  if (n === 0) return "no rounds";
+  const median = n % 2 ? diffs[(n - 1) / 2]! : (diffs[n / 2 - 1]! + diffs[n / 2]!) / 2;
+  const signed = (v: number) => `${v >= 0 ? "+" : "−"}${Math.abs(v).toFixed(1)}`;
+  return `CPU/req modelmux − before: median ${signed(median)} µs over ${n} rounds (range ${signed(diffs[0]!)} … ${signed(diffs[n - 1]!)})`;
 }
 
 /** The printed table: idle memory, then each path's rows, then the held streams. */

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { MODELMUX_KEY } from "./paths.ts";
-import { firstJsonLine, freePort, startProcess, waitForHttp, type BenchProcess } from "./processes.ts";
+import { firstJsonLine, freePort, OTHER_CPU, ROUTER_CPU, startProcess, waitForHttp, type BenchProcess } from "./processes.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const PORTKEY_DIR = fileURLToPath(new URL("../portkey/", import.meta.url));
@@ -21,9 +21,10 @@ const LOGS = fileURLToPath(new URL("../results/logs/", import.meta.url));
 const TSX = ["--import", import.meta.resolve("tsx")];
 
 /** Runs one of this folder's scripts that print `{"port": N}` once they listen on 127.0.0.1. */
-function startScript(name: string, script: string, args: string[] = []): Promise<BenchProcess> {
+function startScript(name: string, script: string, args: string[] = [], cpus = ROUTER_CPU): Promise<BenchProcess> {
   return startProcess({
     name,
+    cpus,
     args: [...TSX, fileURLToPath(new URL(script, import.meta.url)), ...args],
     stdout: "pipe",
     ready: async (child) => `http://127.0.0.1:${(await firstJsonLine<{ port: number }>(child)).port}`,
@@ -31,7 +32,7 @@ function startScript(name: string, script: string, args: string[] = []): Promise
 }
 
 export function startUpstream(): Promise<BenchProcess> {
-  return startScript("fake-upstream", "./fake-upstream.ts");
+  return startScript("fake-upstream", "./fake-upstream.ts", [], OTHER_CPU);
 }
 
 /** The TCP pipe in front of the upstream: the floor of one more hop (`tcp-pipe.ts`). */
@@ -56,6 +57,8 @@ export interface ModelmuxOptions {
   root?: string;
   /** Names the process and its log file (default `modelmux`). */
   name?: string;
+  /** YAML appended to the config (BENCH_MODELMUX_YAML): a setting's cost, against `before` without it. */
+  extraYaml?: string;
 }
 
 /**
@@ -83,7 +86,7 @@ providers:
     base_url: ${options.upstream}
     api_key: sk-ant-bench
     models: [claude-sonnet-4-5]
-${options.responses ? "responses: { provider: fake }\n" : ""}${RATE_LIMITED ? "rate_limit: { app: { requests: 1000000000, tokens: 1000000000000, window: 60s } }\n" : ""}`;
+${options.responses ? "responses: { provider: fake }\n" : ""}${RATE_LIMITED ? "rate_limit: { app: { requests: 1000000000, tokens: 1000000000000, window: 60s } }\n" : ""}${options.extraYaml ? `${options.extraYaml}\n` : ""}`;
 }
 
 export async function startModelmux(options: ModelmuxOptions): Promise<BenchProcess> {
@@ -98,6 +101,7 @@ export async function startModelmux(options: ModelmuxOptions): Promise<BenchProc
   writeFileSync(config, modelmuxConfig(port, options));
   return startProcess({
     name,
+    cpus: ROUTER_CPU,
     args: [...options.nodeFlags, `${root}core/bin/modelmux.mjs`, "serve", "--config", config],
     cwd: root,
     ready: async (_child, exited) => {
@@ -124,6 +128,7 @@ export async function startPortkey(): Promise<BenchProcess> {
   const port = await freePort();
   return startProcess({
     name: "portkey",
+    cpus: ROUTER_CPU,
     args: [`${PORTKEY_DIR}start.mjs`, `--port=${port}`, "--headless"],
     cwd: PORTKEY_DIR,
     // production: no UI routes, no log stream; the gateway as it would be deployed.

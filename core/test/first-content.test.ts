@@ -1,45 +1,68 @@
-/** What commits a stream to the client: the first chunk with content, however the upstream spaces its JSON. */
+/** What commits a stream to the client: the first chunk with content. */
 import { describe, expect, it } from "vitest";
-import { hasContent, untilContent } from "../src/chat/first-content.ts";
+import { ChunkCheck, carriesContent } from "../src/chat/chunk-check.ts";
+import { untilContent, type FramesState } from "../src/chat/first-content.ts";
 
 const frame = (delta: string, finish = "null") => `data: {"choices":[{"index":0,"delta":${delta},"finish_reason":${finish}}]}\n\n`;
 
-async function* frames(...items: string[]): AsyncGenerator<string> {
-  yield* items;
-}
+describe("carriesContent", () => {
+  const choice = (delta: unknown, finish_reason: unknown = null) => ({ index: 0, delta, finish_reason });
 
-describe("hasContent", () => {
-  it("is false for a role-only chunk or an empty text", () => {
-    expect(hasContent(frame('{"role":"assistant"}'))).toBe(false);
-    expect(hasContent(frame('{"role":"assistant","content":""}'))).toBe(false);
-    expect(hasContent(frame('{"role": "assistant", "content": ""}'))).toBe(false);
+  it("is false for a role-only chunk, an empty text or an empty delta", () => {
+    expect(carriesContent(choice({ role: "assistant" }))).toBe(false);
+    expect(carriesContent(choice({ role: "assistant", content: "" }))).toBe(false);
+    expect(carriesContent(choice({}))).toBe(false);
+    expect(carriesContent(choice({ tool_calls: [] }))).toBe(false);
+    expect(carriesContent({ index: 0 })).toBe(false);
   });
 
-  it("is true for text, a tool call or a finish reason, compact or spaced (Python's json.dumps)", () => {
-    expect(hasContent(frame('{"content":"Hi"}'))).toBe(true);
-    expect(hasContent(frame('{"content": "Hi"}'))).toBe(true);
-    expect(hasContent(frame('{"tool_calls": [{"index": 0}]}'))).toBe(true);
-    expect(hasContent(frame("{}", '"stop"'))).toBe(true);
-    expect(hasContent('data: {"choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]}\n\n')).toBe(true);
+  it("is true for text, a refusal, reasoning, a tool call, audio or a finish reason", () => {
+    expect(carriesContent(choice({ content: "Hi" }))).toBe(true);
+    expect(carriesContent(choice({ refusal: "No." }))).toBe(true);
+    expect(carriesContent(choice({ reasoning_content: "Hmm" }))).toBe(true);
+    expect(carriesContent(choice({ reasoning: "Hmm" }))).toBe(true);
+    expect(carriesContent(choice({ tool_calls: [{ index: 0 }] }))).toBe(true);
+    expect(carriesContent(choice({ audio: { id: "a", data: "AAA=" } }))).toBe(true);
+    expect(carriesContent(choice({}, "length"))).toBe(true);
+  });
+
+  it("is what ChunkCheck reports once, at the first chunk that has it", () => {
+    let calls = 0;
+    const check = new ChunkCheck({ provider: "p", includeUsage: false, keepServiceTier: false, onContent: () => calls++ });
+    check.take({ choices: [choice({ role: "assistant", content: "" })] });
+    expect([check.content, calls]).toEqual([false, 0]);
+    check.take({ choices: [choice({ content: "Hi" })] });
+    check.take({ choices: [choice({}, "stop")] });
+    expect([check.content, calls]).toEqual([true, 1]);
   });
 });
 
 describe("untilContent", () => {
   it("holds the frames before the first content, then gives them all in order", async () => {
     const all = [frame('{"role":"assistant","content":""}'), frame('{"content":"Hi"}'), frame("{}", '"stop"')];
-    const it = await untilContent(frames(...all), () => undefined);
+    const state = { failure: undefined as unknown, hasContent: false };
+    let reads = 0;
+    // The source says it has content once it made the second frame, as the chunk checks do.
+    const source = (async function* () {
+      for (const f of all) {
+        if (++reads === 2) state.hasContent = true;
+        yield f;
+      }
+    })();
+    const it = await untilContent(source, state);
+    expect(reads).toBe(2);
     const seen: string[] = [];
     for (let r = await it.next(); !r.done; r = await it.next()) seen.push(r.value);
     expect(seen).toEqual(all);
   });
 
   it("throws the failure behind an error event that comes before any content, and sends nothing", async () => {
-    let failure: unknown;
+    const state: FramesState & { failure: unknown } = { failure: undefined, hasContent: false };
     const source = (async function* () {
       yield frame('{"role":"assistant"}');
-      failure = new Error("upstream failed");
+      state.failure = new Error("upstream failed");
       yield 'data: {"error":{"message":"upstream failed"}}\n\n';
     })();
-    await expect(untilContent(source, () => failure)).rejects.toThrow("upstream failed");
+    await expect(untilContent(source, state)).rejects.toThrow("upstream failed");
   });
 });

@@ -75,6 +75,28 @@ export interface ChunkCheckOptions {
   onUsage?: ((usage: Usage) => void) | undefined;
   /** Sees every chunk, the usage chunk included, once it passed the checks (`store: true` assembles them). */
   collect?: ((chunk: ChatCompletionChunk) => void) | undefined;
+  /** Called once, at the first chunk with content (`carriesContent`): what commits a stream to its client (`first-content.ts`). */
+  onContent?: (() => void) | undefined;
+}
+
+/** A delta's field that is the answer's text once it is a non-empty string. */
+const TEXT_FIELDS = ["content", "refusal", "reasoning_content", "reasoning"] as const;
+
+/**
+ * Whether a choice of a chunk carries content: text, a refusal or reasoning, a tool or function
+ * call, audio, or a finish reason. A role alone, an empty text or an empty delta does not.
+ */
+export function carriesContent(choice: object): boolean {
+  const { delta, finish_reason: reason } = choice as { delta?: unknown; finish_reason?: unknown };
+  if (typeof reason === "string" && reason !== "") return true;
+  if (typeof delta !== "object" || delta === null) return false;
+  const fields = delta as Record<string, unknown>;
+  for (const name of TEXT_FIELDS) {
+    const text = fields[name];
+    if (typeof text === "string" && text !== "") return true;
+  }
+  const { tool_calls: calls, function_call: call, audio } = fields;
+  return (Array.isArray(calls) && calls.length > 0) || (typeof call === "object" && call !== null) || (typeof audio === "object" && audio !== null);
 }
 
 /** `ChunkCheck.take`: drop the chunk's text (the usage chunk, for a client that did not ask for it). */
@@ -95,6 +117,8 @@ export class ChunkCheck {
   finishes = 0;
   /** The usage came after the last finish reason: the stream is complete, nothing more is needed. */
   complete = false;
+  /** Some chunk so far carried content (`carriesContent`). */
+  content = false;
   readonly choices: number;
   /** A flag per choice index: it has had its finish reason (a repeated one counts once). */
   private readonly finishedChoices: Uint8Array;
@@ -147,6 +171,10 @@ export class ChunkCheck {
     const index = (choice as { index?: unknown }).index ?? (this.choices === 1 ? 0 : undefined);
     // An integer within `n`: `>>> 0` keeps only whole numbers from 0 to 2^32 - 1 as they are.
     if (typeof index !== "number" || index >>> 0 !== index || index >= this.choices) throw unreadableEvent(this.options.provider);
+    if (!this.content && carriesContent(choice)) {
+      this.content = true;
+      this.options.onContent?.();
+    }
     if (typeof reason === "string" && reason !== "" && this.finishedChoices[index] === 0) {
       this.finishedChoices[index] = 1;
       this.finishes++;

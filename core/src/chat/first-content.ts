@@ -2,15 +2,17 @@
  * A stream attempt is the router's to retry, or to give to the next target, until the client has
  * content (docs/interface.md, "Routing and resilience"): the frames before the first one that
  * carries any (a role-only chunk, an empty delta) are held back, and a failure before it is thrown,
- * never sent. Once content is here, the held frames go first and the rest pass as they come.
+ * never sent. Once content is here, the held frames go first and the rest pass as they come. The
+ * stream's chunk checks tell content (`chunk-check.ts`, `carriesContent`): each frame is made of
+ * chunks already checked, so no frame's text is searched again.
  */
 
-/** Text, a refusal, reasoning, a tool call or a finish reason: what makes a chunk worth sending. */
-const CONTENT = /"(?:content|refusal|reasoning_content|reasoning)"\s*:\s*"(?!")|"tool_calls"\s*:\s*\[|"finish_reason"\s*:\s*"/;
-
-/** Whether an SSE frame (or a run of them) carries content. */
-export function hasContent(frame: string): boolean {
-  return CONTENT.test(frame);
+/** What the reader of an attempt's frames knows of them as it reads. */
+export interface FramesState {
+  /** The error behind an error event the frames ended with, when one did. */
+  readonly failure: unknown;
+  /** A chunk of the frames read so far carried content. */
+  readonly hasContent: boolean;
 }
 
 /** The held frames, then the rest of `frames`: one call more per frame than `frames` alone. */
@@ -35,21 +37,21 @@ class Replay implements AsyncIterator<string> {
 
 /**
  * Reads `frames` up to the first with content (or their end) and returns them all, unread again.
- * @param failure the error behind an error event the frames ended with, when one did (`onError`)
- * @throws that error when it came before any content: nothing was sent, another attempt may be made
+ * @param state what the frames' source has seen, read after each frame
+ * @throws `state.failure` when it came before any content: nothing was sent, another attempt may be made
  */
-export async function untilContent(frames: AsyncIterator<string>, failure: () => unknown): Promise<AsyncIterator<string>> {
+export async function untilContent(frames: AsyncIterator<string>, state: FramesState): Promise<AsyncIterator<string>> {
   const held: string[] = [];
   for (;;) {
     const { done, value } = await frames.next();
     if (done) break;
-    const failed = failure();
+    const failed = state.failure;
     if (failed !== undefined) {
       await frames.return?.();
       throw failed;
     }
     held.push(value);
-    if (hasContent(value)) break;
+    if (state.hasContent) break;
   }
   return new Replay(held, frames);
 }

@@ -38,6 +38,8 @@ export interface OpenStream {
   failure: unknown;
   target: Target;
   sent: SentSoFar;
+  /** A chunk read so far carried content (the chunk checks' `onContent`). */
+  hasContent: boolean;
   /** Its first content is here: from now on the stream is the client's. */
   committed: boolean;
   /** Set on the client's first stream once a continuation took over; its `usage` is then every answering attempt's. */
@@ -85,6 +87,7 @@ function streamOptions(chat: ChatRequestState, call: CoreCall, open: OpenStream,
     // For the framed path (`chat/stream-frames.ts`), which cancels the call it stops reading early.
     call,
     onUsage: (reported: Usage) => (open.usage = x.usage = reported),
+    onContent: () => (open.hasContent = true),
     onError: (error: unknown) => {
       open.failure = error;
       // Before its first content the failure is the attempt's, retried or passed on (`first-content.ts`):
@@ -109,7 +112,7 @@ export async function openStreamOn(chat: ChatRequestState, target: Target, call:
     assembler: chat.storage ? createCompletionAssembler(entry.provider, chat.ctx.upstreamBodyLimit) : undefined,
     model: entry.name,
   };
-  const open: OpenStream = { frames: undefined!, usage: undefined, failure: undefined, target, sent, committed: false };
+  const open: OpenStream = { frames: undefined!, usage: undefined, failure: undefined, target, sent, hasContent: false, committed: false };
   const options = streamOptions(chat, call, open, carried !== undefined);
   const providerRequest = toProviderRequest(request, entry.model);
   try {
@@ -129,7 +132,7 @@ export async function openStreamOn(chat: ChatRequestState, target: Target, call:
     throw options.classify(error);
   }
   // Nothing reaches the client before content: a failure until then is this attempt's, not the reply's.
-  open.frames = await untilContent(open.frames, () => open.failure);
+  open.frames = await untilContent(open.frames, open);
   open.committed = true;
   return open;
 }

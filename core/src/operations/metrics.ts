@@ -3,9 +3,10 @@
  * prom-client `Registry` per router, never the global one (several routers may share a process).
  * Requests are counted by the `metrics` middleware once their reply has ended
  * (`metrics-request.ts`) into plain rows (`metric-series.ts`); the counters and gauges here read
- * those rows when scraped. The histograms are prom-client's own, fed on the request path.
+ * those rows when scraped, and so do the histograms (`bucket-histogram.ts`).
  */
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import { collectDefaultMetrics, Counter, Gauge, Registry } from "prom-client";
+import { BucketHistogram } from "./bucket-histogram.ts";
 import type { ModelEntry } from "../models/model-table.ts";
 import type { RefusalScope } from "../rate-limit/acquire.ts";
 import type { CircuitBreakers, CircuitState } from "../routing/circuit-breaker.ts";
@@ -36,9 +37,9 @@ export interface MetricsOptions {
 
 /** The histograms a request feeds as it ends. */
 export interface Timings {
-  duration: Histogram<DurationLabel>;
-  upstream: Histogram<keyof TargetLabels>;
-  ttft: Histogram<keyof TargetLabels>;
+  duration: BucketHistogram<DurationLabel>;
+  upstream: BucketHistogram<keyof TargetLabels>;
+  ttft: BucketHistogram<keyof TargetLabels>;
 }
 
 /** One router's metrics: kept on `AppContext` as `metrics`. */
@@ -62,8 +63,7 @@ export class RouterMetrics {
     this.pricing = options.pricing;
     this.series = new MetricSeries(models.entries, options.keys ?? [], options.maxLabelValues ?? 100);
     const registers = [this.registry];
-    const histogram = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
-      new Histogram<L>({ name, help, labelNames, buckets: LATENCY_BUCKETS, registers });
+    const histogram = <L extends string>(name: string, help: string) => new BucketHistogram<L>(name, help, LATENCY_BUCKETS, this.registry);
     const series = this.series;
     const counter = <L extends string>(name: string, help: string, labelNames: readonly L[], fill: (counter: Counter<L>) => void) =>
       new Counter<L>({
@@ -80,16 +80,10 @@ export class RouterMetrics {
       for (const row of series.requests.values()) c.inc(row.labels, row.count);
     });
     this.timings = {
-      duration: histogram("modelmux_request_duration_seconds", "Time from a request's arrival to the end of its reply (a stream's last byte).", [
-        "method",
-        "endpoint",
-        "provider",
-        "model",
-        "stream",
-        "outcome",
-      ]),
-      upstream: histogram("modelmux_upstream_duration_seconds", "The answering attempt's time: the whole reply, or a stream's first content.", ["provider", "model"]),
-      ttft: histogram("modelmux_time_to_first_token_seconds", "Time from a stream's arrival to its head, which leaves with its first content.", ["provider", "model"]),
+      // Labels: method, endpoint, provider, model, stream, outcome (`RequestRow.duration`).
+      duration: histogram<DurationLabel>("modelmux_request_duration_seconds", "Time from a request's arrival to the end of its reply (a stream's last byte)."),
+      upstream: histogram<keyof TargetLabels>("modelmux_upstream_duration_seconds", "The answering attempt's time: the whole reply, or a stream's first content."),
+      ttft: histogram<keyof TargetLabels>("modelmux_time_to_first_token_seconds", "Time from a stream's arrival to its head, which leaves with its first content."),
     };
     counter("modelmux_tokens_total", "Tokens the providers reported, by kind.", ["app", "developer", "provider", "model", "kind"], (c) => {
       for (const row of series.usage.values()) {

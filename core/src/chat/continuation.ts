@@ -39,25 +39,52 @@ interface Continuing {
  */
 export function withContinuation(chat: ChatRequestState, first: OpenStream): AsyncIterator<string> {
   if (first.sent.transcript === undefined) return first.frames;
-  const frames = continuedStream(chat, first);
-  return {
-    next: () => frames.next(),
+  return new ContinuableFrames(chat, first);
+}
+
+/**
+ * The first stream's frames, passed on as they come while it holds (most streams: one `then` a
+ * frame); from its break on, `continuedStream` takes over with the break's error event.
+ */
+class ContinuableFrames implements AsyncIterator<string> {
+  private continued: AsyncGenerator<string, void, undefined> | undefined;
+
+  constructor(
+    private readonly chat: ChatRequestState,
+    private readonly first: OpenStream,
+  ) {}
+
+  next(): Promise<IteratorResult<string>> {
+    if (this.continued !== undefined) return this.continued.next();
+    return this.first.frames.next().then(this.took);
+  }
+
+  async return(): Promise<IteratorResult<string>> {
     // A generator let go of before its first read never runs its `finally`: the first stream is let go of here too.
-    async return() {
-      await frames.return();
-      await first.frames.return?.();
-      return { done: true, value: undefined };
-    },
+    if (this.continued !== undefined) await this.continued.return();
+    await this.first.frames.return?.();
+    return { done: true, value: undefined };
+  }
+
+  private readonly took = (read: IteratorResult<string>): Promise<IteratorResult<string>> | IteratorResult<string> => {
+    if (read.done || this.first.failure === undefined) return read;
+    // The attempt broke: `read.value` is its error event, sent only if no continuation takes over.
+    this.continued = continuedStream(this.chat, this.first, read.value);
+    return this.continued.next();
   };
 }
 
-async function* continuedStream(chat: ChatRequestState, first: OpenStream): AsyncGenerator<string, void, undefined> {
+/** From the first stream's break on: its continuations, or its error event when none takes over. */
+async function* continuedStream(chat: ChatRequestState, first: OpenStream, errorEvent: string): AsyncGenerator<string, void, undefined> {
+  // The read that broke, taken up first.
+  let broken: IteratorResult<string> | undefined = { done: false, value: errorEvent };
   let current = first;
   let continuing: Continuing | undefined;
   let usage: Usage | undefined;
   try {
     for (;;) {
-      const read = await current.frames.next();
+      const read = broken ?? (await current.frames.next());
+      broken = undefined;
       if (read.done) break;
       if (current.failure === undefined) {
         const frame = continuing ? await continuedFrame(chat, continuing, read.value) : read.value;

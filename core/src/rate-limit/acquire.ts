@@ -220,17 +220,17 @@ async function acquire(limits: RateLimits, x: Exchange, input: RateLimitInput): 
  * `sseReply(headers, settleAfterStream(frames, () => grant.settle(usage)))`.
  */
 export function settleAfterStream<T>(frames: AsyncIterator<T>, settle: () => void): AsyncIterator<T> {
+  // One `then` a frame, with handlers made once per stream.
+  const read = (result: IteratorResult<T>): IteratorResult<T> => {
+    if (result.done) settle();
+    return result;
+  };
+  const failed = (error: unknown): never => {
+    settle();
+    throw error;
+  };
   return {
-    async next() {
-      try {
-        const result = await frames.next();
-        if (result.done) settle();
-        return result;
-      } catch (error) {
-        settle();
-        throw error;
-      }
-    },
+    next: () => frames.next().then(read, failed),
     async return(value?: unknown) {
       try {
         return (await frames.return?.(value)) ?? { done: true, value: undefined as T };

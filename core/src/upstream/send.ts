@@ -65,15 +65,23 @@ export interface RawUpstreamRequest extends Omit<UpstreamRequest, "body"> {
  */
 export async function sendUpstream(ctx: PluginContext, call: Pick<ProviderCall, "signal" | "timeoutMs" | "requestId">, request: RawUpstreamRequest): Promise<HttpResponse> {
   const hook = abortHookOf(call);
-  const req: HttpRequest = { url: request.url, method: request.method, headers: request.headers, timeoutMs: call.timeoutMs, provider: ctx.name };
   // The core's call carries the route's timeouts (`routing.timeouts.idle` and `.connect`).
   const { idleTimeoutMs, connectTimeoutMs } = call as { idleTimeoutMs?: number; connectTimeoutMs?: number };
-  if (idleTimeoutMs) req.idleTimeoutMs = idleTimeoutMs;
-  if (connectTimeoutMs) req.connectTimeoutMs = connectTimeoutMs;
-  if (request.body !== undefined) req.body = request.body;
-  // The core's hook when the call has one: reading `call.signal` would make its lazy AbortController.
-  if (hook !== undefined) req.abort = hook;
-  else req.signal = call.signal;
+  // Every field set, unset ones to undefined or 0: one object shape for every call, which keeps the
+  // client's and the handler's reads of it monomorphic. The core's hook when the call has one:
+  // reading `call.signal` would make its lazy AbortController.
+  const req: HttpRequest = {
+    url: request.url,
+    method: request.method,
+    headers: request.headers,
+    body: request.body,
+    timeoutMs: call.timeoutMs,
+    idleTimeoutMs: idleTimeoutMs ?? 0,
+    connectTimeoutMs: connectTimeoutMs ?? 0,
+    provider: ctx.name,
+    abort: hook,
+    signal: hook === undefined ? call.signal : undefined,
+  };
   const res = await ctx.http.request(req);
   if (res.status < 300) {
     // The core's call holds the deadline of a stream it frames until its first chunk (`provider-call.ts`).

@@ -26,7 +26,7 @@
  * older commit, for before/after figures); BENCH_MODELMUX_YAML appends YAML to that way's config only
  * (e.g. `routing: { timeouts: { idle: 0 } }`, against `before` of this checkout, for one setting's cost);
  * BENCH_PIN=1 pins the routers to one CPU and the rest to the other (`proxy/processes.ts`), for
- * steady before/after figures; BENCH_NODE_FLAGS adds `node` flags to modelmux's process
+ * steady before/after figures (`proxy/compare.ts` repeats such runs); BENCH_NODE_FLAGS adds `node` flags to modelmux's process
  * (e.g. `--max-semi-space-size=4`); BENCH_BEFORE_ROOT adds the `before` way: modelmux of that checkout beside
  * this one's, in the same rounds, for CPU per request before and after a change in one run; BENCH_CPU_PROF=1 (`--cpu-prof`) or BENCH_HEAP_PROF=1 (`proxy/heap-sampler.mjs`)
  * profile the modelmux process into bench/results/profiles/ (written when it stops);

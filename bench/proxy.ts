@@ -23,7 +23,8 @@
  * Environment: BENCH_PATHS=chat-json,… and BENCH_VIA=direct,pipe,node,json,modelmux,portkey select; BENCH_LOADS=1,50;
  * BENCH_SECONDS (3), BENCH_LATENCY_SECONDS (1), BENCH_ROUNDS (3), BENCH_STREAMS (1000, 0 skips);
  * BENCH_LOG_LEVEL (info); BENCH_RATE_LIMIT=1 adds the memory limiter (`proxy/servers.ts`); BENCH_MODELMUX_ROOT runs the modelmux of another checkout (a worktree of an
- * older commit, for before/after figures); BENCH_MODELMUX_YAML appends YAML to that way's config only
+ * older commit, for before/after figures); BENCH_MODELMUX_YAML appends YAML to that way's config only,
+ * top-level keys the generated config does not set
  * (e.g. `routing: { timeouts: { idle: 0 } }`, against `before` of this checkout, for one setting's cost);
  * BENCH_PIN=1 pins the routers to one CPU and the rest to the other (`proxy/processes.ts`), for
  * steady before/after figures (`proxy/compare.ts` repeats such runs); BENCH_NODE_FLAGS adds `node` flags to modelmux's process
@@ -114,7 +115,8 @@ async function measureThroughput(specs: Map<Via, RequestSpec>, routers: Partial<
       if (router && before) {
         const cpuMs = router.sample().cpuMs - before.cpuMs;
         result.cpuMs += cpuMs;
-        if (run.ok > 0) result.cpuUsPerRound.push((cpuMs * 1000) / run.ok);
+        // NaN for a round with no reply: the rounds of the two ways stay paired by their index.
+        result.cpuUsPerRound.push(run.ok > 0 ? (cpuMs * 1000) / run.ok : Number.NaN);
       }
       result.upstreamCpuMs += upstream.sample().cpuMs - upstreamBefore.cpuMs;
       result.rounds.push(run.ok / run.seconds);

@@ -21,12 +21,14 @@ const RESULTS = fileURLToPath(new URL("../results/", import.meta.url));
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
 interface Throughput {
-  cpuUsPerRound: number[];
+  /** µs per reply of each round; NaN (null in the JSON) for a round without replies. */
+  cpuUsPerRound: Array<number | null>;
 }
 interface Saved {
   results: { paths: Array<{ path: string; throughput: Record<string, Throughput> }> };
 }
 
+const orNaN = (value: number | null): number => (value === null ? Number.NaN : value);
 const median = (values: number[]): number => {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
@@ -59,11 +61,16 @@ for (let run = 1; run <= Number(runsArg); run++) {
   if (file === undefined || file === previous) throw new Error(`run ${run} wrote no results; see bench/results/logs/`);
   const saved = JSON.parse(readFileSync(`${RESULTS}${file}`, "utf8")) as Saved;
   for (const { path, throughput } of saved.results.paths) {
-    const now = throughput.modelmux!.cpuUsPerRound;
-    const then = throughput.before!.cpuUsPerRound;
+    if (throughput.modelmux === undefined || throughput.before === undefined) {
+      console.log(`run ${run}: ${path} was not measured on both (see bench/results/logs/)`);
+      continue;
+    }
+    const now = throughput.modelmux.cpuUsPerRound.map(orNaN);
+    const then = throughput.before.cpuUsPerRound.map(orNaN);
     const diffs = now.map((us, i) => us - then[i]!).filter(Number.isFinite);
+    if (diffs.length === 0) continue;
     const list = perPath.get(path) ?? [];
-    list.push({ diff: median(diffs), now: median(now), then: median(then) });
+    list.push({ diff: median(diffs), now: median(now.filter(Number.isFinite)), then: median(then.filter(Number.isFinite)) });
     perPath.set(path, list);
   }
   console.log(`run ${run} done (${file})`);

@@ -155,11 +155,14 @@ function throughputRows(result: PathResult): Row[] {
  */
 function pairedCpu(modelmux: ThroughputResult, before: ThroughputResult): string {
   const n = Math.min(modelmux.cpuUsPerRound.length, before.cpuUsPerRound.length);
-  const diffs = Array.from({ length: n }, (_, i) => modelmux.cpuUsPerRound[i]! - before.cpuUsPerRound[i]!).sort((a, b) => a - b);
-  if (n === 0) return "no rounds";
-  const median = n % 2 ? diffs[(n - 1) / 2]! : (diffs[n / 2 - 1]! + diffs[n / 2]!) / 2;
+  const diffs = Array.from({ length: n }, (_, i) => modelmux.cpuUsPerRound[i]! - before.cpuUsPerRound[i]!)
+    .filter(Number.isFinite)
+    .sort((a, b) => a - b);
+  if (diffs.length === 0) return "no rounds with replies on both";
+  const m = diffs.length;
+  const median = m % 2 ? diffs[(m - 1) / 2]! : (diffs[m / 2 - 1]! + diffs[m / 2]!) / 2;
   const signed = (v: number) => `${v >= 0 ? "+" : "−"}${Math.abs(v).toFixed(1)}`;
-  return `CPU/req modelmux − before: median ${signed(median)} µs over ${n} rounds (range ${signed(diffs[0]!)} … ${signed(diffs[n - 1]!)})`;
+  return `CPU/req modelmux − before: median ${signed(median)} µs over ${m} rounds (range ${signed(diffs[0]!)} … ${signed(diffs[m - 1]!)})`;
 }
 
 /** The printed table: idle memory, then each path's rows, then the held streams. */

@@ -42,3 +42,13 @@ describe("BucketHistogram", () => {
     expect(text.match(/_count/g)).toHaveLength(1);
   });
 });
+
+describe("BucketHistogram and the registry", () => {
+  it("is emptied by registry.resetMetrics(), as prom-client's histograms are", async () => {
+    const registry = new Registry();
+    const histogram = new BucketHistogram<"provider">("z_seconds", "Time.", BUCKETS, registry);
+    histogram.observe({ provider: "a" }, 1);
+    registry.resetMetrics();
+    expect(await registry.metrics()).toBe("# HELP z_seconds Time.\n# TYPE z_seconds histogram\n");
+  });
+});

@@ -66,3 +66,12 @@ describe("untilContent", () => {
     await expect(untilContent(source, state)).rejects.toThrow("upstream failed");
   });
 });
+
+describe("content and the chunk checks", () => {
+  it("counts no content of a chunk that fails its checks after its choices (a usage that is no object)", () => {
+    let calls = 0;
+    const check = new ChunkCheck({ provider: "p", includeUsage: false, keepServiceTier: false, onContent: () => calls++ });
+    expect(() => check.take({ choices: [{ index: 0, delta: { content: "Hi" }, finish_reason: null }], usage: 5 })).toThrow();
+    expect([check.content, calls]).toEqual([false, 0]);
+  });
+});

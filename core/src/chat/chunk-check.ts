@@ -145,7 +145,11 @@ export class ChunkCheck {
     const chunk = value as ChatCompletionChunk;
     const list: unknown = chunk.choices;
     if (!Array.isArray(list)) throw unreadableEvent(options.provider);
-    for (let i = 0; i < list.length; i++) this.takeChoice(list[i]);
+    let content = false;
+    for (let i = 0; i < list.length; i++) {
+      this.takeChoice(list[i]);
+      if (!this.content && !content) content = carriesContent(list[i] as object);
+    }
     const usage: unknown = chunk.usage;
     let use: ChunkUse = RELAY;
     if (usage !== undefined && usage !== null) {
@@ -155,6 +159,11 @@ export class ChunkCheck {
       if (list.length === 0 && !options.includeUsage) use = DROP;
     }
     options.collect?.(chunk);
+    // Only a chunk that passed every check is content: one that throws is not sent.
+    if (content) {
+      this.content = true;
+      options.onContent?.();
+    }
     if (use === RELAY && !options.keepServiceTier && chunk.service_tier !== undefined) use = RELAY_WITHOUT_TIER;
     return use;
   }
@@ -171,10 +180,6 @@ export class ChunkCheck {
     const index = (choice as { index?: unknown }).index ?? (this.choices === 1 ? 0 : undefined);
     // An integer within `n`: `>>> 0` keeps only whole numbers from 0 to 2^32 - 1 as they are.
     if (typeof index !== "number" || index >>> 0 !== index || index >= this.choices) throw unreadableEvent(this.options.provider);
-    if (!this.content && carriesContent(choice)) {
-      this.content = true;
-      this.options.onContent?.();
-    }
     if (typeof reason === "string" && reason !== "" && this.finishedChoices[index] === 0) {
       this.finishedChoices[index] = 1;
       this.finishes++;

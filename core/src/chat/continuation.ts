@@ -48,6 +48,8 @@ export function withContinuation(chat: ChatRequestState, first: OpenStream): Asy
  */
 class ContinuableFrames implements AsyncIterator<string> {
   private continued: AsyncGenerator<string, void, undefined> | undefined;
+  /** `return()` was called: a read still pending when it was starts no continuation. */
+  private released = false;
 
   constructor(
     private readonly chat: ChatRequestState,
@@ -60,6 +62,7 @@ class ContinuableFrames implements AsyncIterator<string> {
   }
 
   async return(): Promise<IteratorResult<string>> {
+    this.released = true;
     // A generator let go of before its first read never runs its `finally`: the first stream is let go of here too.
     if (this.continued !== undefined) await this.continued.return();
     await this.first.frames.return?.();
@@ -68,6 +71,8 @@ class ContinuableFrames implements AsyncIterator<string> {
 
   private readonly took = (read: IteratorResult<string>): Promise<IteratorResult<string>> | IteratorResult<string> => {
     if (read.done || this.first.failure === undefined) return read;
+    // Let go of while this read was pending: nobody reads on, and nothing is to be continued.
+    if (this.released) return { done: true, value: undefined };
     // The attempt broke: `read.value` is its error event, sent only if no continuation takes over.
     this.continued = continuedStream(this.chat, this.first, read.value);
     return this.continued.next();

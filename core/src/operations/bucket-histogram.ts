@@ -4,7 +4,9 @@
  * row and target row makes its labels once) and adds 1 to one bucket. prom-client's `Histogram`
  * hashes the labels on every `observe` (about 1.5 µs a request for the three histograms); here the
  * rows are turned into prom-client's histogram values only when `/metrics` is scraped. Rows whose
- * labels are equal (two request rows that differ only in status) are added up then.
+ * labels are equal (two request rows that differ only in status) are added up then. It is no
+ * prom-client `Histogram` (no `labels()`, `startTimer()`): a caller keeps one labels object per
+ * tuple, as the bounded rows of `metric-series.ts` do, or its rows grow with every call.
  */
 import type { Registry } from "prom-client";
 
@@ -57,6 +59,11 @@ export class BucketHistogram<L extends string> {
     row.count++;
   }
 
+  /** Forgets every observation (`registry.resetMetrics()`). */
+  reset(): void {
+    this.rows.clear();
+  }
+
   /** prom-client's form of the histogram: per label tuple, the cumulative buckets, `_sum` and `_count`. */
   get(): { name: string; help: string; type: "histogram"; aggregator: "sum"; values: Sample[] } {
     const merged = new Map<string, Row>();
@@ -79,8 +86,8 @@ export class BucketHistogram<L extends string> {
         const le = i < this.buckets.length ? this.buckets[i]! : "+Inf";
         values.push({ metricName: `${this.name}_bucket`, labels: { le, ...labels }, value: cumulative });
       }
-      values.push({ metricName: `${this.name}_sum`, labels, value: sum });
-      values.push({ metricName: `${this.name}_count`, labels, value: count });
+      values.push({ metricName: `${this.name}_sum`, labels: { ...labels }, value: sum });
+      values.push({ metricName: `${this.name}_count`, labels: { ...labels }, value: count });
     }
     return { name: this.name, help: this.help, type: "histogram", aggregator: "sum", values };
   }

@@ -36,7 +36,12 @@ const median = (values: number[]): number => {
 };
 const latest = (): string | undefined => readdirSync(RESULTS).filter((f) => f.startsWith("proxy-") && f.endsWith(".json")).sort().at(-1);
 
-const perPath = new Map<string, Array<{ diff: number; now: number; then: number }>>();
+/**
+ * Per run: the median paired difference, and the median paired ratio. The machine's speed can
+ * change by half for seconds at a time, both routers alike: a ratio holds through that where a
+ * difference doubles, so it is also given in µs at the run's quietest round of the other checkout.
+ */
+const perPath = new Map<string, Array<{ diff: number; ratio: number; now: number; then: number; quiet: number }>>();
 for (let run = 1; run <= Number(runsArg); run++) {
   const previous = latest();
   try {
@@ -69,8 +74,9 @@ for (let run = 1; run <= Number(runsArg); run++) {
     const then = throughput.before.cpuUsPerRound.map(orNaN);
     const diffs = now.map((us, i) => us - then[i]!).filter(Number.isFinite);
     if (diffs.length === 0) continue;
+    const ratios = now.map((us, i) => us / then[i]! - 1).filter(Number.isFinite);
     const list = perPath.get(path) ?? [];
-    list.push({ diff: median(diffs), now: median(now.filter(Number.isFinite)), then: median(then.filter(Number.isFinite)) });
+    list.push({ diff: median(diffs), ratio: median(ratios), now: median(now.filter(Number.isFinite)), then: median(then.filter(Number.isFinite)), quiet: Math.min(...then.filter(Number.isFinite)) });
     perPath.set(path, list);
   }
   console.log(`run ${run} done (${file})`);
@@ -81,4 +87,9 @@ console.log(`\nCPU per request, this checkout − ${before} (µs; each run: medi
 for (const [path, runs] of perPath) {
   const each = runs.map((r) => `${signed(r.diff)} (${r.now.toFixed(0)} vs ${r.then.toFixed(0)})`).join("  ");
   console.log(`${path.padEnd(18)} ${each}   median ${signed(median(runs.map((r) => r.diff)))}`);
+}
+console.log(`\nAs ratios (each run: median of paired rounds' this/before − 1, and that at the run's quietest before round, in µs):`);
+for (const [path, runs] of perPath) {
+  const each = runs.map((r) => `${signed(r.ratio * 100)}% (${signed(r.ratio * r.quiet)} at ${r.quiet.toFixed(0)})`).join("  ");
+  console.log(`${path.padEnd(18)} ${each}   median ${signed(median(runs.map((r) => r.ratio)) * 100)}% ≈ ${signed(median(runs.map((r) => r.ratio * r.quiet)))} µs`);
 }

@@ -37,10 +37,16 @@ class Replay implements AsyncIterator<string> {
 
 /**
  * Reads `frames` up to the first with content (or their end) and returns them all, unread again.
+ * Frames whose source saw content already while it opened (its first read had some) are returned
+ * as they are, unread: the usual case costs no read and no wrapper.
  * @param state what the frames' source has seen, read after each frame
  * @throws `state.failure` when it came before any content: nothing was sent, another attempt may be made
  */
-export async function untilContent(frames: AsyncIterator<string>, state: FramesState): Promise<AsyncIterator<string>> {
+export function untilContent(frames: AsyncIterator<string>, state: FramesState): AsyncIterator<string> | Promise<AsyncIterator<string>> {
+  return state.hasContent ? frames : readUntilContent(frames, state);
+}
+
+async function readUntilContent(frames: AsyncIterator<string>, state: FramesState): Promise<AsyncIterator<string>> {
   const held: string[] = [];
   for (;;) {
     const { done, value } = await frames.next();

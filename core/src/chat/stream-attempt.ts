@@ -77,6 +77,8 @@ function streamOptions(chat: ChatRequestState, call: CoreCall, open: OpenStream,
   const { sent } = open;
   return {
     provider: entry.provider,
+    // The relay's (`event-relay.ts`): the errors of a body that stalls name it.
+    timeoutMs: entry.timeoutMs,
     // Each choice must finish for the answer to be complete (`chat/chunk-check.ts`).
     choices: choiceCount(chat.request),
     classify: (error: unknown) => toUpstreamError(error, entry.provider, entry.timeoutMs),
@@ -94,10 +96,9 @@ function streamOptions(chat: ChatRequestState, call: CoreCall, open: OpenStream,
       // only a stream the client has is a failed stream.
       if (open.committed) streamFailed(ctx.logger, x, `stream of ${entry.name}`, error);
     },
-    ...(!continuation && {
-      collect: collectorOf(sent),
-      ...(sent.assembler && { beforeDone: () => saveStreamed(chat, sent) }),
-    }),
+    // Always both keys, unset or not: one shape of options object for every stream.
+    collect: continuation ? undefined : collectorOf(sent),
+    beforeDone: continuation || !sent.assembler ? undefined : () => saveStreamed(chat, sent),
   };
 }
 
@@ -119,7 +120,7 @@ export async function openStreamOn(chat: ChatRequestState, target: Target, call:
     if (entry.instance.chatStreamEvents) {
       // Relayed in whole reads.
       const stream = await entry.instance.chatStreamEvents(providerRequest, call);
-      open.frames = await openEventRelay(stream, { ...options, timeoutMs: entry.timeoutMs });
+      open.frames = await openEventRelay(stream, options);
     } else {
       // The stream's whole-wait deadline ends at its first chunk to send, not at its first event (a ping).
       call.holdDeadlines();
@@ -132,7 +133,8 @@ export async function openStreamOn(chat: ChatRequestState, target: Target, call:
     throw options.classify(error);
   }
   // Nothing reaches the client before content: a failure until then is this attempt's, not the reply's.
-  open.frames = await untilContent(open.frames, open);
+  const frames = untilContent(open.frames, open);
+  open.frames = frames instanceof Promise ? await frames : frames;
   open.committed = true;
   return open;
 }

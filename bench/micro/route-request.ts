@@ -46,13 +46,16 @@ async function straight(): Promise<void> {
   grant.settle(completion.usage);
 }
 
+const dispose = (): void => {};
+
 async function routed(stream: boolean): Promise<void> {
   const x = exchange();
   const { value, grant } = await routeRequest(ctx, x, {
     targets,
     skip: () => undefined,
     reserve: { tokens: 10 },
-    ...(stream && { firstToken: true, dispose: () => {} }),
+    firstToken: stream,
+    dispose: stream ? dispose : undefined,
     run: (_target, call) => Promise.resolve(call).then(() => reply),
   });
   grant.settle(value.usage);

@@ -982,7 +982,7 @@ function runAttempts(targets2, run, options) {
       options.breakers.success(first2);
       return { value, target: first2, attempts: [{ target: first2.entry.name, outcome: "ok", durationMs: now() - started, waitMs: 0 }] };
     },
-    (error) => attemptAll(targets2, run, options, { error, started })
+    (error) => attemptAll(targets2, run, options, { error: options.failed ? options.failed(first2, error) : error, started })
   );
 }
 async function attemptAll(targets2, run, options, firstFailure) {
@@ -1052,15 +1052,19 @@ var AttemptRun = class {
       }
       this.tried = true;
       const started = firstFailure?.started ?? this.now();
-      try {
-        if (firstFailure !== void 0) {
-          this.attempt = 1;
-          const { error } = firstFailure;
-          firstFailure = void 0;
-          throw error;
+      let error = ANSWERED;
+      if (firstFailure !== void 0) {
+        this.attempt = 1;
+        error = firstFailure.error;
+        firstFailure = void 0;
+      } else {
+        try {
+          this.value = await this.run(target2, ++this.attempt);
+        } catch (caught) {
+          error = this.options.failed ? this.options.failed(target2, caught) : caught;
         }
-        this.value = await this.run(target2, ++this.attempt);
-      } catch (error) {
+      }
+      if (error !== ANSWERED) {
         const durationMs = this.now() - started;
         if (abort.aborted || isAbortError(error)) {
           breakers.release(target2);
@@ -1089,6 +1093,7 @@ var AttemptRun = class {
   }
 };
 var performanceNow = () => performance.now();
+var ANSWERED = /* @__PURE__ */ Symbol("answered");
 function clientLeft() {
   return Object.assign(new Error("The client closed the connection."), { name: "AbortError" });
 }
@@ -1130,14 +1135,14 @@ function firstTokenTimeout(target2) {
     code: "upstream_timeout"
   });
 }
-function withFirstToken(target2, call, attempt, dispose) {
+function withFirstToken(target2, call, attempt, dispose2) {
   const ms = target2.settings.timeouts.firstTokenMs;
   if (ms <= 0) return attempt;
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
+    const timer = process.env.XX_NOTIMER ? void 0 : setTimeout(() => {
       call.cancel();
       reject(firstTokenTimeout(target2));
-      attempt.then(dispose, () => {
+      attempt.then(dispose2, () => {
       });
     }, ms);
     attempt.then(
@@ -1166,18 +1171,22 @@ var RoutedRun = class {
   answering;
   /** Upstream calls made (`x-modelmux-attempts`): a target skipped or refused by a rate limit made none. */
   calls = 0;
+  /** The attempt under way (attempts run one at a time): its call and, past the first, its own grant. */
+  call;
+  laterGrant;
   /** One attempt on `target` (for `runAttempts`): no async frame when no limit is configured. */
   attemptOn = (target2) => {
     const { entry: entry2 } = target2;
     const { x, request } = this;
+    this.call = this.laterGrant = void 0;
     if (entry2.model) x.model = entry2.name;
     const first2 = this.grant === void 0 && !request.providerOnly;
     let pending;
     try {
       pending = acquireRateLimit(x, {
         provider: entry2.provider,
-        ...request.reserve && { reserve: request.reserve },
-        ...x.rateLimits && { price: priceOf(this.pricing, target2) },
+        reserve: request.reserve,
+        price: x.rateLimits && priceOf(this.pricing, target2),
         providerOnly: !first2
       });
     } catch (error) {
@@ -1185,18 +1194,30 @@ var RoutedRun = class {
     }
     if (pending instanceof Promise) {
       return pending.then(
-        (granted) => this.call(target2, first2, granted),
+        (granted) => this.start(target2, first2, granted),
         (error) => Promise.reject(refusedAttempt(error, first2))
       );
     }
-    return this.call(target2, first2, pending);
+    return this.start(target2, first2, pending);
   };
-  call(target2, first2, granted) {
+  /**
+   * A failed attempt (`AttemptOptions.failed`): it holds no tokens, its own grant is released (the
+   * request's grant is settled by the endpoint); a connection refused or reset once a reply's head
+   * came goes to the next target, never the same one.
+   */
+  failed = (_target, error) => {
+    const { call } = this;
+    this.laterGrant?.settle();
+    this.call = this.laterGrant = void 0;
+    if (call?.replied && isConnectionFailure(error) && error.code !== "upstream_timeout") return passToNextTarget(error);
+    return error;
+  };
+  start(target2, first2, granted) {
     const { entry: entry2 } = target2;
     const { request } = this;
     if (first2) this.grant = granted;
-    else this.answering = granted;
-    const call = providerCall(this.x, entry2.model, entry2.timeoutMs);
+    else this.answering = this.laterGrant = granted;
+    const call = this.call = providerCall(this.x, entry2.model, entry2.timeoutMs);
     this.calls++;
     if (request.firstToken) call.idleTimeoutMs = target2.settings.timeouts.idleMs;
     call.connectTimeoutMs = target2.settings.timeouts.connectMs;
@@ -1206,25 +1227,25 @@ var RoutedRun = class {
     } catch (error) {
       pending = Promise.reject(error);
     }
-    if (request.firstToken) pending = withFirstToken(target2, call, pending, request.dispose);
-    return pending.catch((error) => {
-      if (!first2) granted.settle();
-      if (call.replied && isConnectionFailure(error) && error.code !== "upstream_timeout") throw passToNextTarget(error);
-      throw error;
-    });
+    return request.firstToken ? withFirstToken(target2, call, pending, request.dispose) : pending;
   }
 };
+function headersOf(grant, calls) {
+  const attempts = calls === 1 ? "1" : String(calls);
+  for (const _ in grant.headers) return { ...grant.headers, "x-modelmux-attempts": attempts };
+  return { "x-modelmux-attempts": attempts };
+}
 function refusedAttempt(error, first2) {
   const providerFull = !first2 ? error instanceof ModelmuxError && error.status === 429 : isProviderRefusal(error);
   return providerFull ? passToNextTarget(error) : error;
 }
 function routeRequest(ctx2, x, request) {
   const routed2 = new RoutedRun(x, request, ctx2.pricing);
-  return runAttempts(request.targets, routed2.attemptOn, { breakers: ctx2.breakers, abort: x.abort, ...request.skip && { skip: request.skip } }).then(
+  return runAttempts(request.targets, routed2.attemptOn, { breakers: ctx2.breakers, abort: x.abort, skip: request.skip, failed: routed2.failed }).then(
     ({ value, target: target2, attempts }) => {
       const grant = routed2.grant ?? routed2.answering;
       x.attempts = attempts;
-      const headers = { ...grant.headers, "x-modelmux-attempts": String(routed2.calls) };
+      const headers = headersOf(grant, routed2.calls);
       if (target2.entry.model) headers["x-modelmux-model"] = x.model = target2.entry.name;
       return { value, target: target2, grant: routed2.grant && routed2.answering ? bothGrants(grant, routed2.answering, priceOf(ctx2.pricing, target2)) : grant, headers };
     },
@@ -1298,14 +1319,16 @@ async function straight() {
   const completion = await Promise.resolve(call).then(() => reply);
   grant.settle(completion.usage);
 }
+var dispose = () => {
+};
 async function routed(stream) {
   const x = exchange();
   const { value, grant } = await routeRequest(ctx, x, {
     targets,
     skip: () => void 0,
     reserve: { tokens: 10 },
-    ...stream && { firstToken: true, dispose: () => {
-    } },
+    firstToken: stream,
+    dispose: stream ? dispose : void 0,
     run: (_target, call) => Promise.resolve(call).then(() => reply)
   });
   grant.settle(value.usage);

@@ -67,6 +67,23 @@ describe("runAttempts", () => {
     expect(w.sleeps).toEqual([]);
   });
 
+  it("takes each failed attempt's error as `failed` maps it, once per attempt, before it is classified", async () => {
+    const seen: string[] = [];
+    const final = invalidRequest("mapped");
+    // The first 503 is mapped to a final error on its second try: no third call, and the mapped error thrown.
+    const w = world({ "p/a": [status(503), status(503), "never"] }, {
+      failed: (target, error) => {
+        seen.push(`${target.entry.name} ${(error as ModelmuxError).upstream?.status}`);
+        return seen.length === 2 ? final : error;
+      },
+    });
+    const error = await failure(w.go([retrying("p/a")]));
+    expect(error).toBe(final);
+    expect(seen).toEqual(["p/a 503", "p/a 503"]);
+    expect(w.calls).toEqual(["1:p/a", "2:p/a"]);
+    expect(attemptsOf(error)?.map((r) => r.outcome)).toEqual(["retryable", "final"]);
+  });
+
   it("retries a 503 with backoff, then answers", async () => {
     const w = world({ "p/a": [status(503), status(500), "ok"] });
     const result = await w.go([retrying("p/a")]);

@@ -62,7 +62,8 @@ export function createChatCompletionHandler(ctx: AppContext) {
       x,
       request,
       targets,
-      refusal: (target) => capabilityRefusal(request, target),
+      // The first target's was worked out above: the attempts ask for it again.
+      refusal: (target) => (target === targets[0] ? refused : capabilityRefusal(request, target)),
       storage,
       keepServiceTier: request.service_tier != null,
       continuableUpTo: request.stream ? lastPrefillTarget(request, targets) : -1,

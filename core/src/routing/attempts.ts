@@ -24,6 +24,11 @@ export interface AttemptOptions {
    * the error's code (else its message) as the reason.
    */
   skip?(target: Target): ModelmuxError | undefined;
+  /**
+   * What a failed attempt's error is taken as (`routed-call.ts` releases the attempt's grant and
+   * marks a broken connection here), before it is classified; once per failed attempt.
+   */
+  failed?(target: Target, error: unknown): unknown;
   /** Waits `ms`, ending at once (resolved) when `abort` fires. Default: a timer. */
   sleep?(ms: number, abort: AbortHook): Promise<void>;
   /** The clock for durations, in ms. Default `performance.now`. */
@@ -74,7 +79,7 @@ export function runAttempts<T>(
       options.breakers.success(first);
       return { value, target: first, attempts: [{ target: first.entry.name, outcome: "ok", durationMs: now() - started, waitMs: 0 }] };
     },
-    (error: unknown) => attemptAll(targets, run, options, { error, started }),
+    (error: unknown) => attemptAll(targets, run, options, { error: options.failed ? options.failed(first, error) : error, started }),
   );
 }
 
@@ -162,16 +167,20 @@ class AttemptRun<T> {
       }
       this.tried = true;
       const started = firstFailure?.started ?? this.now();
-      try {
-        if (firstFailure !== undefined) {
-          // Attempt 1 was made by `runAttempts`; this is its failure.
-          this.attempt = 1;
-          const { error } = firstFailure;
-          firstFailure = undefined;
-          throw error;
+      let error: unknown = ANSWERED;
+      if (firstFailure !== undefined) {
+        // Attempt 1 was made by `runAttempts`; this is its failure.
+        this.attempt = 1;
+        error = firstFailure.error;
+        firstFailure = undefined;
+      } else {
+        try {
+          this.value = await this.run(target, ++this.attempt);
+        } catch (caught) {
+          error = this.options.failed ? this.options.failed(target, caught) : caught;
         }
-        this.value = await this.run(target, ++this.attempt);
-      } catch (error) {
+      }
+      if (error !== ANSWERED) {
         const durationMs = this.now() - started;
         if (abort.aborted || isAbortError(error)) {
           breakers.release(target);
@@ -204,6 +213,9 @@ class AttemptRun<T> {
 }
 
 const performanceNow = (): number => performance.now();
+
+/** `tryTarget`'s mark of an attempt that answered: no error. */
+const ANSWERED: unique symbol = Symbol("answered");
 
 /** The error of a request whose client left while the router waited, as an aborted call's reads. */
 function clientLeft(): Error {

@@ -112,6 +112,9 @@ class RoutedRun<T> {
   answering: RateLimitGrant | undefined;
   /** Upstream calls made (`x-modelmux-attempts`): a target skipped or refused by a rate limit made none. */
   calls = 0;
+  /** The attempt under way (attempts run one at a time): its call and, past the first, its own grant. */
+  private call: CoreCall | undefined;
+  private laterGrant: RateLimitGrant | undefined;
 
   constructor(
     private readonly x: Exchange,
@@ -123,6 +126,7 @@ class RoutedRun<T> {
   readonly attemptOn = (target: Target): Promise<T> => {
     const { entry } = target;
     const { x, request } = this;
+    this.call = this.laterGrant = undefined;
     // A call that names no model (a responses poll) leaves the log's model unset.
     if (entry.model) x.model = entry.name;
     // The app's and developer's limits count the request at its first attempt that gets a grant.
@@ -131,8 +135,8 @@ class RoutedRun<T> {
     try {
       pending = acquireRateLimit(x, {
         provider: entry.provider,
-        ...(request.reserve && { reserve: request.reserve }),
-        ...(x.rateLimits && { price: priceOf(this.pricing, target) }),
+        reserve: request.reserve,
+        price: x.rateLimits && priceOf(this.pricing, target),
         providerOnly: !first,
       });
     } catch (error) {
@@ -140,19 +144,32 @@ class RoutedRun<T> {
     }
     if (pending instanceof Promise) {
       return pending.then(
-        (granted) => this.call(target, first, granted),
+        (granted) => this.start(target, first, granted),
         (error: unknown) => Promise.reject(refusedAttempt(error, first)),
       );
     }
-    return this.call(target, first, pending);
+    return this.start(target, first, pending);
   };
 
-  private call(target: Target, first: boolean, granted: RateLimitGrant): Promise<T> {
+  /**
+   * A failed attempt (`AttemptOptions.failed`): it holds no tokens, its own grant is released (the
+   * request's grant is settled by the endpoint); a connection refused or reset once a reply's head
+   * came goes to the next target, never the same one.
+   */
+  readonly failed = (_target: Target, error: unknown): unknown => {
+    const { call } = this;
+    this.laterGrant?.settle();
+    this.call = this.laterGrant = undefined;
+    if (call?.replied && isConnectionFailure(error) && (error as ModelmuxError).code !== "upstream_timeout") return passToNextTarget(error as ModelmuxError);
+    return error;
+  };
+
+  private start(target: Target, first: boolean, granted: RateLimitGrant): Promise<T> {
     const { entry } = target;
     const { request } = this;
     if (first) this.grant = granted;
-    else this.answering = granted;
-    const call = providerCall(this.x, entry.model, entry.timeoutMs);
+    else this.answering = this.laterGrant = granted;
+    const call = (this.call = providerCall(this.x, entry.model, entry.timeoutMs));
     this.calls++;
     // `idle` is a stream's limit: a JSON reply's head comes only once the whole answer is made.
     if (request.firstToken) call.idleTimeoutMs = target.settings.timeouts.idleMs;
@@ -163,15 +180,15 @@ class RoutedRun<T> {
     } catch (error) {
       pending = Promise.reject(error);
     }
-    if (request.firstToken) pending = withFirstToken(target, call, pending, request.dispose);
-    return pending.catch((error: unknown) => {
-      // A failed attempt holds no tokens: its reservation is released (the request's own grant is settled by the endpoint).
-      if (!first) granted.settle();
-      // Only a connection refused or reset before any reply byte is retried on the same target.
-      if (call.replied && isConnectionFailure(error) && (error as ModelmuxError).code !== "upstream_timeout") throw passToNextTarget(error as ModelmuxError);
-      throw error;
-    });
+    return request.firstToken ? withFirstToken(target, call, pending, request.dispose) : pending;
   }
+}
+
+/** The grant's `x-ratelimit-*` headers (none without limits) and `x-modelmux-attempts`. */
+function headersOf(grant: RateLimitGrant, calls: number): Record<string, string> {
+  const attempts = calls === 1 ? "1" : String(calls);
+  for (const _ in grant.headers) return { ...grant.headers, "x-modelmux-attempts": attempts };
+  return { "x-modelmux-attempts": attempts };
 }
 
 /** A rate-limit refusal: the app's or developer's limit ends the request; a provider's full limit moves it on. */
@@ -187,12 +204,12 @@ function refusedAttempt(error: unknown, first: boolean): unknown {
  */
 export function routeRequest<T>(ctx: AppContext, x: Exchange, request: RoutedRequest<T>): Promise<Routed<T>> {
   const routed = new RoutedRun(x, request, ctx.pricing);
-  return runAttempts(request.targets, routed.attemptOn, { breakers: ctx.breakers, abort: x.abort, ...(request.skip && { skip: request.skip }) }).then(
+  return runAttempts(request.targets, routed.attemptOn, { breakers: ctx.breakers, abort: x.abort, skip: request.skip, failed: routed.failed }).then(
     ({ value, target, attempts }) => {
       // With `providerOnly`, the answering attempt's grant is the request's.
       const grant = routed.grant ?? routed.answering!;
       x.attempts = attempts;
-      const headers: Record<string, string> = { ...grant.headers, "x-modelmux-attempts": String(routed.calls) };
+      const headers: Record<string, string> = headersOf(grant, routed.calls);
       if (target.entry.model) headers["x-modelmux-model"] = x.model = target.entry.name;
       return { value, target, grant: routed.grant && routed.answering ? bothGrants(grant, routed.answering, priceOf(ctx.pricing, target)) : grant, headers };
     },

@@ -100,7 +100,7 @@ if (file.endsWith(".cpuprofile")) {
         const key = where(byId.get(at)!.callFrame);
         if (!FOCUS.test(key)) continue;
         const chain: string[] = [];
-        for (let up = parent.get(at); up !== undefined && chain.length < 3; up = parent.get(up)) chain.push(where(byId.get(up)!.callFrame));
+        for (let up = parent.get(at); up !== undefined && chain.length < Number(process.env.CHAIN ?? 3); up = parent.get(up)) chain.push(where(byId.get(up)!.callFrame));
         add(callers, `${key}  <-  ${chain.join("  <-  ")}`, us);
         break;
       }

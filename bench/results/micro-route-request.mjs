@@ -1139,7 +1139,7 @@ function withFirstToken(target2, call, attempt, dispose2) {
   const ms = target2.settings.timeouts.firstTokenMs;
   if (ms <= 0) return attempt;
   return new Promise((resolve, reject) => {
-    const timer = process.env.XX_NOTIMER ? void 0 : setTimeout(() => {
+    const timer = setTimeout(() => {
       call.cancel();
       reject(firstTokenTimeout(target2));
       attempt.then(dispose2, () => {
@@ -1230,10 +1230,13 @@ var RoutedRun = class {
     return request.firstToken ? withFirstToken(target2, call, pending, request.dispose) : pending;
   }
 };
-function headersOf(grant, calls) {
-  const attempts = calls === 1 ? "1" : String(calls);
-  for (const _ in grant.headers) return { ...grant.headers, "x-modelmux-attempts": attempts };
-  return { "x-modelmux-attempts": attempts };
+function headersOf(base2, grant, calls, model) {
+  const headers = base2 === void 0 ? {} : Object.assign({}, base2);
+  const limits = grant.headers;
+  for (const name in limits) headers[name] = limits[name];
+  headers["x-modelmux-attempts"] = calls === 1 ? "1" : String(calls);
+  if (model !== void 0) headers["x-modelmux-model"] = model;
+  return headers;
 }
 function refusedAttempt(error, first2) {
   const providerFull = !first2 ? error instanceof ModelmuxError && error.status === 429 : isProviderRefusal(error);
@@ -1245,8 +1248,8 @@ function routeRequest(ctx2, x, request) {
     ({ value, target: target2, attempts }) => {
       const grant = routed2.grant ?? routed2.answering;
       x.attempts = attempts;
-      const headers = headersOf(grant, routed2.calls);
-      if (target2.entry.model) headers["x-modelmux-model"] = x.model = target2.entry.name;
+      if (target2.entry.model) x.model = target2.entry.name;
+      const headers = headersOf(request.replyHeaders, grant, routed2.calls, target2.entry.model ? target2.entry.name : void 0);
       return { value, target: target2, grant: routed2.grant && routed2.answering ? bothGrants(grant, routed2.answering, priceOf(ctx2.pricing, target2)) : grant, headers };
     },
     (error) => {

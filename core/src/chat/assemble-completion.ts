@@ -126,7 +126,7 @@ export function createCompletionAssembler(provider: string, limit: number) {
       ...(head?.service_tier != null && { service_tier: head.service_tier }),
       ...(head?.system_fingerprint != null && { system_fingerprint: head.system_fingerprint }),
     };
-    return usage ? { ...top, usage, ...tail } : { ...top, ...tail };
+    return usage ? Object.assign({}, top, { usage }, tail) : Object.assign({}, top, tail);
   }
 
   return { add, completion };

@@ -20,9 +20,10 @@ export async function streamReply(chat: ChatRequestState): Promise<Reply> {
     firstToken: true,
     run: (target, call) => openStreamOn(chat, target, call, chat.request),
     dispose: (open) => void open.frames.return?.(),
+    replyHeaders: SSE_HEADERS,
   });
   const { value: open, grant } = routed;
-  return sseReply({ ...SSE_HEADERS, ...routed.headers }, settleAfterStream(withContinuation(chat, open), () => settle(chat, open, grant)));
+  return sseReply(routed.headers, settleAfterStream(withContinuation(chat, open), () => settle(chat, open, grant)));
 }
 
 /**

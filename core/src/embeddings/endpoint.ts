@@ -67,7 +67,7 @@ export function createEmbeddingsHandler(ctx: AppContext) {
       run: async ({ entry }, call) => {
         let reply;
         try {
-          reply = await entry.instance.embeddings!({ ...request, model: entry.model }, call);
+          reply = await entry.instance.embeddings!(Object.assign({}, request, { model: entry.model }), call);
         } catch (error) {
           throw toUpstreamError(error, entry.provider, entry.timeoutMs);
         }

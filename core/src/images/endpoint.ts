@@ -74,7 +74,7 @@ export function createImageHandlers(ctx: AppContext) {
         skip: (target) => refusals.get(target),
         run: async ({ entry }, call) => {
           try {
-            return await entry.instance.images!({ ...request, model: entry.model }, call);
+            return await entry.instance.images!(Object.assign({}, request, { model: entry.model }), call);
           } catch (error) {
             throw toUpstreamError(error, entry.provider, entry.timeoutMs);
           }

@@ -95,10 +95,11 @@ export function createResponsesHandlers(ctx: AppContext) {
       },
     });
     const { value, grant, headers } = routed;
-    if ("frames" in value) return sseReply({ ...SSE_HEADERS, ...headers }, settleAfterStream(value.frames, () => grant.settle(usage)));
+    if ("frames" in value) return sseReply(Object.assign({}, SSE_HEADERS, headers), settleAfterStream(value.frames, () => grant.settle(usage)));
     if (request.method === "POST" || request.method === "GET") settle(usageOfResponseText(value.body.toString("utf8")));
     grant.settle(usage);
-    return bytesReply(value.body, { ...headers, "content-type": value.contentType }, value.status);
+    headers["content-type"] = value.contentType;
+    return bytesReply(value.body, headers, value.status);
   }
 
   return {

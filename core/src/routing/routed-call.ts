@@ -39,6 +39,8 @@ export interface RoutedRequest<T> {
    * attempt counts against its provider's limit only, and a full one moves on to the next target.
    */
   providerOnly?: boolean;
+  /** Headers the reply begins with (a stream's `SSE_HEADERS`): `Routed.headers` has them first. */
+  replyHeaders?: Readonly<Record<string, string>>;
 }
 
 export interface Routed<T> {
@@ -184,11 +186,18 @@ class RoutedRun<T> {
   }
 }
 
-/** The grant's `x-ratelimit-*` headers (none without limits) and `x-modelmux-attempts`. */
-function headersOf(grant: RateLimitGrant, calls: number): Record<string, string> {
-  const attempts = calls === 1 ? "1" : String(calls);
-  for (const _ in grant.headers) return { ...grant.headers, "x-modelmux-attempts": attempts };
-  return { "x-modelmux-attempts": attempts };
+/**
+ * The reply's headers: `base`, the grant's `x-ratelimit-*` (none without limits),
+ * `x-modelmux-attempts` and, for a call that names a model, `x-modelmux-model`. Made in one object,
+ * by assignment: a spread copy given more keys takes V8's slow path (docs/architecture.md, "Hot paths").
+ */
+function headersOf(base: Readonly<Record<string, string>> | undefined, grant: RateLimitGrant, calls: number, model: string | undefined): Record<string, string> {
+  const headers: Record<string, string> = base === undefined ? {} : Object.assign({}, base);
+  const limits = grant.headers;
+  for (const name in limits) headers[name] = limits[name]!;
+  headers["x-modelmux-attempts"] = calls === 1 ? "1" : String(calls);
+  if (model !== undefined) headers["x-modelmux-model"] = model;
+  return headers;
 }
 
 /** A rate-limit refusal: the app's or developer's limit ends the request; a provider's full limit moves it on. */
@@ -209,8 +218,8 @@ export function routeRequest<T>(ctx: AppContext, x: Exchange, request: RoutedReq
       // With `providerOnly`, the answering attempt's grant is the request's.
       const grant = routed.grant ?? routed.answering!;
       x.attempts = attempts;
-      const headers: Record<string, string> = headersOf(grant, routed.calls);
-      if (target.entry.model) headers["x-modelmux-model"] = x.model = target.entry.name;
+      if (target.entry.model) x.model = target.entry.name;
+      const headers = headersOf(request.replyHeaders, grant, routed.calls, target.entry.model ? target.entry.name : undefined);
       return { value, target, grant: routed.grant && routed.answering ? bothGrants(grant, routed.answering, priceOf(ctx.pricing, target)) : grant, headers };
     },
     (error: unknown) => {

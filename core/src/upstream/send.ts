@@ -48,7 +48,9 @@ export interface UpstreamRequest {
  * });
  */
 export async function postUpstream(ctx: PluginContext, call: ProviderCall, request: UpstreamRequest): Promise<HttpResponse> {
-  return sendUpstream(ctx, call, { ...request, method: "POST", body: JSON.stringify(request.body) });
+  // The fields sendUpstream reads, named: a spread copy with more keys after it takes V8's slow
+  // path (about 2 µs on Node 20; docs/architecture.md, "Hot paths").
+  return sendUpstream(ctx, call, { url: request.url, headers: request.headers, toError: request.toError, method: "POST", body: JSON.stringify(request.body) });
 }
 
 /** What `sendUpstream` sends: any method, a body already serialised (or none). */

@@ -56,6 +56,38 @@ describe("untilContent", () => {
     expect(seen).toEqual(all);
   });
 
+  it("gives frames whose source had content as it opened unread, and still releases them when let go of unread", async () => {
+    const all = [frame('{"content":"Hi"}'), frame("{}", '"stop"')];
+    const state = { failure: undefined as unknown, hasContent: true };
+    let reads = 0;
+    let released = false;
+    const source = (async function* () {
+      try {
+        for (const f of all) {
+          reads++;
+          yield f;
+        }
+      } finally {
+        released = true;
+      }
+    })();
+    const it = untilContent(source, state);
+    // No read, and no promise, when the content is there already.
+    expect(it).not.toBeInstanceOf(Promise);
+    expect(reads).toBe(0);
+    // Let go of before its first read (the client left): the source's finally runs all the same.
+    await (it as AsyncIterator<string>).return!();
+    expect(released).toBe(true);
+  });
+
+  it("gives the frames in order when read, from the first", async () => {
+    const all = [frame('{"content":"Hi"}'), frame("{}", '"stop"')];
+    const it = (await untilContent((async function* () { yield* all; })(), { failure: undefined, hasContent: true }));
+    const seen: string[] = [];
+    for (let r = await it.next(); !r.done; r = await it.next()) seen.push(r.value);
+    expect(seen).toEqual(all);
+  });
+
   it("throws the failure behind an error event that comes before any content, and sends nothing", async () => {
     const state: FramesState & { failure: unknown } = { failure: undefined, hasContent: false };
     const source = (async function* () {

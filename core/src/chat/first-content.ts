@@ -38,12 +38,36 @@ class Replay implements AsyncIterator<string> {
 /**
  * Reads `frames` up to the first with content (or their end) and returns them all, unread again.
  * Frames whose source saw content already while it opened (its first read had some) are returned
- * as they are, unread: the usual case costs no read and no wrapper.
+ * unread: the usual case costs no read and no held frames.
  * @param state what the frames' source has seen, read after each frame
  * @throws `state.failure` when it came before any content: nothing was sent, another attempt may be made
  */
 export function untilContent(frames: AsyncIterator<string>, state: FramesState): AsyncIterator<string> | Promise<AsyncIterator<string>> {
-  return state.hasContent ? frames : readUntilContent(frames, state);
+  return state.hasContent ? new Unread(frames) : readUntilContent(frames, state);
+}
+
+/**
+ * Frames not read yet, released whenever they are let go of. An async generator ended before its
+ * first `next()` never runs its `finally`, which is where the relay and the framer let go of their
+ * source: ended unread, it is read once (its first frame is already in memory) and then ended.
+ */
+class Unread implements AsyncIterator<string> {
+  private started = false;
+
+  constructor(private readonly frames: AsyncIterator<string>) {}
+
+  next(): Promise<IteratorResult<string>> {
+    this.started = true;
+    return this.frames.next();
+  }
+
+  async return(): Promise<IteratorResult<string>> {
+    if (!this.started) {
+      this.started = true;
+      await this.frames.next();
+    }
+    return this.frames.return ? this.frames.return() : { done: true, value: undefined };
+  }
 }
 
 async function readUntilContent(frames: AsyncIterator<string>, state: FramesState): Promise<AsyncIterator<string>> {

@@ -5,6 +5,11 @@
  * process, without HTTP. Prints the CPU time per request of each and their difference: the median
  * and the least of its rounds.
  *   npx tsx --conditions=modelmux-source bench/micro/route-request.ts [requests] [rounds]
+ * Under tsx every closure made at run time also pays esbuild's keepNames helper (about 3× these
+ * figures); the router runs its compiled dist/, which has none. For the router's own figures, bundle
+ * it first: npx esbuild bench/micro/route-request.ts --bundle --platform=node --format=esm
+ *   --conditions=modelmux-source --packages=external --outfile=bench/results/route-request.mjs
+ *   && node bench/results/route-request.mjs
  */
 import type { AppContext } from "../../core/src/app-context.ts";
 import { createPricing } from "../../core/src/operations/pricing.ts";
